@@ -1,0 +1,38 @@
+# Two entry points: `make lab` (students) and `make test` (everyone, and CI).
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PORT   ?= 8888
+
+.PHONY: lab test build lint bench grade-demo clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+build: $(STAMP)
+	$(VENV)/bin/gradtutor build
+
+lab: build
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) --ip=127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check autograder exercises tests bench
+	$(VENV)/bin/python -m pytest -q -ra
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check autograder exercises tests bench
+
+bench: $(STAMP)
+	$(PY) bench/run --students 40
+
+grade-demo: $(STAMP)
+	rm -rf build/demo-class
+	$(VENV)/bin/gradtutor demo-class build/demo-class --students 30 --seed 1
+	$(VENV)/bin/gradtutor grade build/demo-class
+	$(VENV)/bin/gradtutor report build/demo-class
+
+clean:
+	rm -rf $(VENV) build course artifacts
