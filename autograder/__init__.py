@@ -1,0 +1,24 @@
+"""gradtutor's autograder: self-checks, grading, drawings and widgets for the autograd course.
+
+Students use ``check`` (instant feedback) and ``draw_graph``; grade cells use ``grade``.
+Names are loaded on first use so that ``from autograder import check`` stays fast.
+"""
+
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "check": "autograder.selfcheck",
+    "grade": "autograder.selfcheck",
+    "Feedback": "autograder.feedback",
+    "draw_graph": "autograder.visual.graph",
+    "describe_graph": "autograder.visual.graph",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'autograder' has no attribute {name!r}")

@@ -1,0 +1,1 @@
+"""Author side: lessons + exercise units -> nbgrader source notebooks -> student and solution notebooks."""

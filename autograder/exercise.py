@@ -1,0 +1,105 @@
+"""The exercise unit: everything graded about one exercise lives in one ``Exercise``.
+
+An exercise module in ``exercises/chNN_*/`` defines ``EXERCISE = Exercise(...)`` (or a list
+``EXERCISES``). From it come the prompt the student reads, the setup code, the solution, the
+self-check, the grade cell, the answer key and the tests that prove the references right.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .kinds import Kind
+
+Params = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Wrong:
+    """A known wrong answer: how to compute it from the parameters, and what it reveals."""
+
+    misconception: str  # id in autograder.misconceptions.CATALOGUE
+    value: Callable[..., Any]  # same parameters as the reference
+    explanation: str  # the mechanism that produces this number
+    hint: str  # leads to the fix without giving the answer
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str
+    chapter: int
+    title: str
+    prompt: str  # Markdown with {{param}} fields; LaTeX braces are safe
+    answer: str  # the variable (or function) name the student defines
+    kind: Kind
+    params: dict[str, Any]  # the values shown to the student
+    hidden: tuple[dict[str, Any], ...]  # other values, used only when grading
+    draw: Callable[[random.Random], dict[str, Any]]  # random parameters for self-tests
+    reference: Callable[..., Any]  # witness 1: torch autograd, float64
+    analytic: Callable[..., Any]  # witness 2: a formula that never calls autograd
+    solution: str  # code for the answer cell; becomes nbgrader's solution region
+    setup: str = ""  # code template run before the answer cell, with {{param}} fields
+    finite_diff: Callable[..., Any] | None = None  # witness 3, where the function is smooth
+    wrong: tuple[Wrong, ...] = ()
+    points: float = 1.0
+    call: str | None = None  # for function answers: the expression that calls it
+    placeholder: str | None = None  # starter line; default "<answer> = ..."
+    note: str = ""  # shown in the key only (instructor-facing)
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def is_function(self) -> bool:
+        return self.call is not None
+
+    def variants(self, hidden: bool = True) -> list[dict[str, Any]]:
+        """The shown parameters first, then the hidden ones."""
+        return [dict(self.params), *(dict(h) for h in self.hidden)] if hidden else [dict(self.params)]
+
+    def setup_code(self, params: Params) -> str:
+        return fill(self.setup, params, code=True)
+
+    def prompt_text(self, params: Params | None = None) -> str:
+        return fill(self.prompt, params or self.params, code=False)
+
+    def starter(self) -> str:
+        if self.placeholder is not None:
+            return self.placeholder
+        return f"{self.answer} = ...  # replace ... with your answer"
+
+
+_FIELD = re.compile(r"\{\{\s*(\w+)\s*(\|\s*pretty\s*)?\}\}")
+
+
+def literal(value: Any) -> str:
+    """Python source for a parameter value (floats keep full precision)."""
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        inner = ", ".join(literal(v) for v in value)
+        return f"[{inner}]"
+    return repr(value)
+
+
+def pretty(value: Any) -> str:
+    """How a parameter reads in prose: 3.0 shows as 3, lists as [1, 2]."""
+    if isinstance(value, float):
+        return str(int(value)) if value == int(value) and abs(value) < 1e15 else repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(pretty(v) for v in value) + "]"
+    return str(value)
+
+
+def fill(template: str, params: Params, *, code: bool) -> str:
+    """Replace ``{{name}}`` by the parameter as Python source, ``{{name|pretty}}`` as prose."""
+
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name not in params:
+            raise KeyError(f"template field {{{{{name}}}}} has no parameter")
+        return pretty(params[name]) if m.group(2) and not code else literal(params[name])
+
+    return _FIELD.sub(sub, template)

@@ -1,0 +1,73 @@
+"""The result of judging one answer: a score, a verdict, and words a student can act on."""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import asdict, dataclass, field
+
+VERDICTS = {
+    "correct": ("Correct", "#1a7f37", "#dafbe1", "✔"),
+    "partial": ("Partly right", "#9a6700", "#fff8c5", "◐"),
+    "wrong": ("Not yet right", "#cf222e", "#ffebe9", "✘"),
+    "invalid": ("Cannot be judged", "#8250df", "#fbefff", "?"),
+    "not_answered": ("Not answered yet", "#57606a", "#f6f8fa", "…"),
+    "error": ("Cannot be judged", "#8250df", "#fbefff", "?"),
+}
+
+
+@dataclass
+class Feedback:
+    exercise: str
+    title: str
+    verdict: str  # a key of VERDICTS
+    score: float  # in [0, 1]
+    message: str
+    misconception: str | None = None  # id from the catalogue
+    misconception_name: str | None = None
+    explanation: str | None = None
+    hint: str | None = None
+    variants: list[dict] = field(default_factory=list)  # per variant: status, score (no answers)
+
+    @property
+    def correct(self) -> bool:
+        return self.verdict == "correct"
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    def __str__(self) -> str:
+        label, _, _, mark = VERDICTS[self.verdict]
+        lines = [f"{mark} {label}: {self.title} [{self.exercise}]", f"  {self.message}"]
+        if self.misconception_name:
+            lines.append(f"  Likely misconception: {self.misconception_name}.")
+        if self.explanation:
+            lines.append(f"  Why: {self.explanation}")
+        if self.hint:
+            lines.append(f"  Hint: {self.hint}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        label, ink, paper, mark = VERDICTS[self.verdict]
+        esc = html.escape
+        parts = [
+            f'<div class="gradtutor-feedback gradtutor-{self.verdict}" role="status" '
+            f'style="border-left:6px solid {ink};background:{paper};padding:8px 12px;'
+            f'margin:4px 0;border-radius:4px;font-family:var(--jp-ui-font-family,sans-serif);'
+            f'color:#1f2328;line-height:1.45">',
+            f'<div style="font-weight:600;color:{ink}">{mark} {esc(label)}'
+            f'<span style="font-weight:400;color:#57606a"> · {esc(self.title)}</span></div>',
+            f"<div>{esc(self.message)}</div>",
+        ]
+        if self.misconception_name:
+            parts.append(f'<div style="margin-top:6px"><b>Likely misconception:</b> '
+                         f"{esc(self.misconception_name)}</div>")
+        if self.explanation:
+            parts.append(f'<div style="margin-top:4px"><b>Why:</b> {esc(self.explanation)}</div>')
+        if self.hint:
+            parts.append(f'<div style="margin-top:4px"><b>Hint:</b> {esc(self.hint)}</div>')
+        parts.append("</div>")
+        return "".join(parts)

@@ -1,0 +1,63 @@
+"""The misconception catalogue: one short name per id, shared by feedback and the class report.
+
+Each wrong answer in an exercise names one of these ids and carries its own explanation and
+hint, written for that exercise's numbers; the names here let the class report group them.
+"""
+
+CATALOGUE: dict[str, str] = {
+    "seed_required": "Non-scalar backward() needs a seed vector",
+    "seed_is_vjp": "backward(v) computes a vector-Jacobian product, not the derivative",
+    "seed_selects_wrt": "The backward argument does not choose what to differentiate with respect to",
+    "backward_wrong_tensor": "Calling backward on the input instead of the output",
+    "accumulation": "Gradients accumulate across backward calls until zeroed",
+    "zero_grad_none": "zero_grad() sets .grad to None, not to zeros",
+    "graph_freed": "The graph is freed after backward unless retain_graph=True",
+    "nonleaf_grad": ".grad of a non-leaf tensor is None unless retain_grad() is called",
+    "accidental_nonleaf": "An operation after requires_grad makes a non-leaf parameter",
+    "int_requires_grad": "Only floating-point tensors can require gradients",
+    "leaf_inplace": "In-place updates of a leaf that requires grad must run under no_grad",
+    "out_of_place_update": "w = w - lr*grad without no_grad makes w a non-leaf",
+    "saved_tensor_modified": "In-place change of a tensor saved for backward",
+    "data_silent": ".data hides in-place changes from autograd and gives silent wrong gradients",
+    "detach_cuts_path": "detach() removes a path from the chain rule",
+    "meta_create_graph": "Differentiating through an update step needs create_graph=True",
+    "second_derivative_accumulates": "backward(create_graph=True) then backward again adds into .grad",
+    "linear_second_derivative": "The second derivative of a linear function is zero, not an error",
+    "grad_modes": "no_grad, detach, inference_mode and eval() are different things",
+    "tensor_constructor_cuts": "torch.tensor([...]) of tensors copies values and cuts the graph",
+    "item_leaves_graph": ".item(), float() and .numpy() leave autograd",
+    "fanout_adds": "Gradients from several uses of a tensor add up",
+    "mean_scales": "mean() divides the gradient by the number of elements",
+    "broadcast_sums": "Broadcasting in the forward pass is a sum in the backward pass",
+    "matmul_transpose": "Matrix-product gradients: shapes and transposes",
+    "repeated_index": "Repeated indices accumulate gradients",
+    "kink_convention": "At a kink, PyTorch picks one specific subgradient per function",
+    "max_ties": "Ties in max/min split or route the gradient",
+    "where_nan": "torch.where does not protect the backward pass from NaN",
+    "norm_at_zero": "sqrt and norm behave differently at zero",
+    "unstable_loss": "Hand-written losses overflow where the fused ones do not",
+    "gradcheck_precision": "Gradient checks need float64 and fail at kinks",
+    "finite_diff_step": "Forward differences and too-small steps are inaccurate",
+    "func_grad_scalar": "torch.func.grad needs a scalar output",
+    "jacobian_orientation": "Jacobian shape is (outputs, inputs); VJP combines rows, JVP columns",
+    "autograd_grad_tuple": "torch.autograd.grad returns a tuple and does not fill .grad",
+    "no_graph": "No graph to differentiate: requires_grad set too late or forward under no_grad",
+    "one_element_scalar": "A one-element tensor counts as a scalar for backward()",
+    # elementary calculus and graph-reading slips
+    "chain_rule_dropped": "A factor of the chain rule was dropped",
+    "power_rule": "The power rule was misapplied",
+    "value_not_derivative": "The function's value was given instead of its derivative",
+    "sign_error": "A sign was lost",
+    "leaf_definition": "What makes a tensor a leaf",
+    "leaf_grad_filled": "backward() fills .grad of every leaf that requires grad",
+    "grad_fn_of_leaf": "Leaves have no grad_fn",
+    "requires_grad_propagation": "requires_grad propagates from any input to the output",
+    "grad_fn_name": "grad_fn is named after the operation that produced the tensor",
+    "descent_direction": "Gradient descent steps against the gradient",
+    "relu_chain": "The ReLU factor at the corner zeroes the whole chain",
+    "local_gradient_only": "Only the local gradient was used, not the whole chain",
+}
+
+
+def name(misconception_id: str) -> str:
+    return CATALOGUE.get(misconception_id, misconception_id)

@@ -1,0 +1,94 @@
+"""Find exercises and chapters by convention: ``exercises/chNN_slug/<exercise_id>.py``.
+
+One module is one exercise, and its file name is the exercise id. Chapters are the folders,
+each with a ``lesson.md``. Nothing is registered by hand; loading one exercise imports only
+its own module, so the first self-check in a notebook stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import exercises
+
+from .exercise import Exercise
+
+ROOT = Path(exercises.__file__).parent
+_CHAPTER_DIR = re.compile(r"ch(\d\d)_(\w+)")
+_DIRECTIVE = re.compile(r"^```exercise\s*\n(\w+)\s*\n```", re.M)
+
+
+@dataclass(frozen=True)
+class Chapter:
+    number: int
+    slug: str  # folder name, also the nbgrader assignment and notebook name
+    path: Path
+
+    @property
+    def lesson(self) -> Path:
+        return self.path / "lesson.md"
+
+    @property
+    def title(self) -> str:
+        for line in self.lesson.read_text().splitlines():
+            if line.startswith("# "):
+                return line[2:].strip()
+        return self.slug
+
+    def exercise_ids(self) -> list[str]:
+        """Exercise ids in the order the lesson poses them."""
+        return _DIRECTIVE.findall(self.lesson.read_text())
+
+
+@cache
+def chapters() -> list[Chapter]:
+    found = []
+    for d in sorted(ROOT.iterdir()):
+        m = _CHAPTER_DIR.fullmatch(d.name)
+        if m and d.is_dir():
+            found.append(Chapter(int(m.group(1)), d.name, d))
+    return found
+
+
+@cache
+def _module_paths() -> dict[str, str]:
+    ids: dict[str, str] = {}
+    for ch in chapters():
+        for f in sorted(ch.path.glob("*.py")):
+            if f.stem.startswith("_"):
+                continue
+            if f.stem in ids:
+                raise RuntimeError(f"exercise id {f.stem!r} is used twice: {ids[f.stem]} and {ch.slug}")
+            ids[f.stem] = f"exercises.{ch.slug}.{f.stem}"
+    return ids
+
+
+@cache
+def get(exercise_id: str) -> Exercise:
+    """The exercise with this id; ``KeyError`` with the known ids if there is none."""
+    paths = _module_paths()
+    if exercise_id not in paths:
+        raise KeyError(exercise_id)
+    ex = importlib.import_module(paths[exercise_id]).EXERCISE
+    if ex.id != exercise_id:
+        raise RuntimeError(f"{paths[exercise_id]} defines id {ex.id!r}; it must match the file name")
+    return ex
+
+
+def ids() -> list[str]:
+    return list(_module_paths())
+
+
+def all_exercises() -> list[Exercise]:
+    """Every exercise, chapter by chapter, in lesson order (then any not in a lesson)."""
+    out: list[Exercise] = []
+    for ch in chapters():
+        listed = ch.exercise_ids()
+        extra = sorted(f.stem for f in ch.path.glob("*.py") if not f.stem.startswith("_"))
+        for eid in listed + [e for e in extra if e not in listed]:
+            out.append(get(eid))
+    return out

@@ -1,0 +1,23 @@
+"""nbgrader configuration for the gradtutor course (one assignment per chapter)."""
+
+c = get_config()  # noqa: F821 - provided by nbgrader
+
+c.CourseDirectory.course_id = "gradtutor"
+c.CourseDirectory.root = "course"
+
+# Students see "# YOUR CODE HERE" under the answer placeholder; no NotImplementedError, so a
+# fresh notebook runs top to bottom and every check says "not answered yet".
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}
+
+# A student who deletes a grade cell gets it back (and the points it carries).
+c.OverwriteCells.add_missing_cells = True
+
+# import torch alone takes ~2 s; stuck cells are cut after this many seconds.
+c.Execute.timeout = 60
+
+# Feedback must never show hidden tests or reference answers.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]

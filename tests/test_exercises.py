@@ -1,0 +1,147 @@
+"""Every exercise tests itself (PrairieLearn's test()): three witnesses agree, the solution
+scores full marks, each known wrong answer scores 0 and is diagnosed as itself, and invalid
+answers get a validity message instead of an exception."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from autograder import registry
+from autograder.collect import at_params, read_answer
+from autograder.judge import judge, quietly
+from autograder.kinds import Choice, Table
+from autograder.plain import to_plain
+
+EXERCISES = registry.all_exercises()
+IDS = [ex.id for ex in EXERCISES]
+RANDOM_DRAWS = 5
+
+
+def draws(ex):
+    rng = random.Random(f"selftest-{ex.id}")
+    return [ex.draw(rng) for _ in range(RANDOM_DRAWS)]
+
+
+def all_params(ex):
+    return ex.variants() + draws(ex)
+
+
+def canon(ex, value):
+    return quietly(ex.kind.of, value)
+
+
+def same(ex, a, b):
+    if a is None or b is None:
+        return a is b
+    return ex.kind.same(a, b)
+
+
+def student_namespace(ex, params):
+    ns: dict = {}
+    exec("import torch\nimport torch.nn.functional as F", ns)
+    exec(ex.setup_code(params), ns)
+    return ns
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_witnesses_agree(ex):
+    for params in all_params(ex):
+        ref = canon(ex, quietly(ex.reference, **params))
+        assert same(ex, canon(ex, ex.analytic(**params)), ref), f"analytic != torch at {params}"
+        if ex.finite_diff is not None:
+            assert same(ex, canon(ex, ex.finite_diff(**params)), ref), f"finite diff != torch at {params}"
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_reference_is_float64_and_answer_independent_of_global_rng(ex):
+    torch.manual_seed(0)
+    first = canon(ex, quietly(ex.reference, **ex.params))
+    torch.manual_seed(123)
+    assert same(ex, canon(ex, quietly(ex.reference, **ex.params)), first)
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_solution_scores_full_marks_on_every_variant(ex):
+    ns = student_namespace(ex, ex.params)
+    quietly(exec, ex.solution, ns)
+    answers = [read_answer(ex, ns)] + [at_params(ex, ns, ex.solution, p) for p in ex.hidden]
+    fb = judge(ex.id, answers)
+    assert fb.score == 1.0 and fb.verdict == "correct", str(fb)
+    for params in draws(ex):  # the solution computes from the parameters, it does not type numbers
+        got = ex.kind.canonical(at_params(ex, ns, ex.solution, params))
+        assert same(ex, got, canon(ex, quietly(ex.reference, **params))), params
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_each_wrong_answer_scores_zero_and_is_diagnosed_as_itself(ex):
+    assert ex.wrong, "every exercise needs at least one diagnosed wrong answer"
+    for i, w in enumerate(ex.wrong):
+        answers = [to_plain(quietly(w.value, **p)) for p in ex.variants()]
+        fb = judge(ex.id, answers)
+        assert fb.score == 0.0, f"wrong answer {i} ({w.misconception}) scored {fb.score}"
+        assert fb.misconception == w.misconception and fb.explanation == w.explanation, (
+            f"wrong answer {i} diagnosed as {fb.misconception}")
+        assert fb.hint and fb.explanation
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_no_wrong_answer_coincides_with_the_reference(ex):
+    for params in all_params(ex):
+        ref = canon(ex, quietly(ex.reference, **params))
+        for w in ex.wrong:
+            assert not same(ex, canon(ex, quietly(w.value, **params)), ref), (
+                f"{w.misconception} equals the reference at {params}")
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_wrong_answers_are_distinct_at_the_shown_values(ex):
+    values = [canon(ex, quietly(w.value, **ex.params)) for w in ex.wrong]
+    for i in range(len(values)):
+        for j in range(i + 1, len(values)):
+            assert not same(ex, values[i], values[j]), f"wrong answers {i} and {j} coincide"
+
+
+class AlwaysEqual:
+    def __eq__(self, other):
+        return True
+
+    def __float__(self):
+        return 1e9
+
+
+def invalid_answers(ex):
+    bad = ["a string", (i for i in range(3)), AlwaysEqual(), object(), [1, "x", None]]
+    if isinstance(ex.kind, Choice):
+        bad = [3.5, (i for i in range(3)), AlwaysEqual(), {"a": 1}]
+    if not isinstance(ex.kind, Choice | Table):
+        bad.append(None)
+    return bad
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_invalid_answers_get_a_validity_message(ex):
+    from autograder import check
+
+    for bad in invalid_answers(ex):
+        fb = check(ex.id, bad)
+        assert fb.verdict in ("invalid", "error") and fb.score == 0.0, (bad, str(fb))
+        assert fb.message
+    assert check(ex.id, ...).verdict == "not_answered"
+
+
+def test_ids_are_unique_and_match_files():
+    assert len(IDS) == len(set(IDS))
+    for ex in EXERCISES:
+        assert registry.get(ex.id) is ex
+        assert ex.chapter == int(registry._module_paths()[ex.id].split(".")[1][2:4])
+
+
+def test_every_exercise_has_a_hidden_variant_and_renders():
+    for ex in EXERCISES:
+        assert ex.hidden, ex.id
+        assert ex.prompt_text().strip()
+        compile(ex.solution, ex.id, "exec")
+        compile(ex.setup_code(ex.params), ex.id, "exec")
