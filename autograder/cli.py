@@ -1,44 +1,92 @@
-"""The ``gradtutor`` command: a thin layer over keyword-only functions."""
+"""The ``gradtutor`` command: a thin layer over keyword-only functions in the package.
+
+Each subcommand imports its module only when it runs, so ``gradtutor --help`` is instant.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Callable
+from importlib import import_module
+from pathlib import Path
 
 
-def _build(args: argparse.Namespace) -> int:
-    from .build.course import build
+def _lazy(target: str, **fixed) -> Callable[[argparse.Namespace], int]:
+    """Call ``module:function`` with the parsed options as keyword arguments."""
+    module, func = target.split(":")
 
-    build(only=args.chapters or None, solutions=not args.no_solutions)
-    return 0
+    def run(args: argparse.Namespace) -> int:
+        options = {k: v for k, v in vars(args).items() if k not in ("command", "run")}
+        result = getattr(import_module(module), func)(**options, **fixed)
+        return result if isinstance(result, int) else 0
+
+    return run
 
 
-def _key(args: argparse.Namespace) -> int:
-    from .key import print_key
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gradtutor",
+        description="gradtutor: an interactive course on PyTorch autograd, and its autograder. "
+                    "Students run `make lab`; instructors build, grade and report with the "
+                    "commands below.",
+        epilog="Run `gradtutor COMMAND --help` for the options of one command.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    print_key(as_json=args.json, chapter=args.chapter)
-    return 0
+    p = sub.add_parser("build", help="build student notebooks (notebooks/) and executed solutions "
+                                     "(solutions/) from lessons and exercise units")
+    p.add_argument("chapters", nargs="*", help="chapter numbers or folder names (default: all)")
+    p.add_argument("--no-solutions", dest="solutions", action="store_false",
+                   help="skip executing the solution notebooks")
+    p.set_defaults(run=_lazy("autograder.build.course:build_cli"))
+
+    p = sub.add_parser("key", help="print every exercise with its reference answer and its "
+                                   "diagnosed wrong answers")
+    p.add_argument("--json", dest="as_json", action="store_true", help="a JSON list, for tools")
+    p.add_argument("--chapter", type=int, help="only this chapter")
+    p.set_defaults(run=_lazy("autograder.key:print_key"))
+
+    p = sub.add_parser("grade", help="grade every submission under COURSE_DIR/submitted/ in "
+                                     "parallel, isolated workers; resumable")
+    p.add_argument("course_dir", type=Path, help="an nbgrader course folder")
+    p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="worker processes (default: number of cores, %(default)s here)")
+    p.add_argument("--csv", type=Path, help="also write scores to this CSV file")
+    p.add_argument("--force", action="store_true", help="re-grade submissions already graded")
+    p.set_defaults(run=_lazy("autograder.grading.batch:grade_cli"))
+
+    p = sub.add_parser("demo-class", help="write a synthetic class of submissions (correct, each "
+                                          "misconception, blank, half done, broken)")
+    p.add_argument("course_dir", type=Path, help="folder to create")
+    p.add_argument("--students", type=int, default=30, help="how many students (default 30)")
+    p.add_argument("--seed", type=int, default=0, help="random seed: same seed, same class")
+    p.add_argument("--assignment", action="append", help="only these chapters (default: all)")
+    p.set_defaults(run=_lazy("autograder.grading.demo:demo_class_cli"))
+
+    p = sub.add_parser("report", help="class report (HTML with charts, plus CSV): scores, success "
+                                      "per exercise, the most common misconceptions")
+    p.add_argument("course_dir", type=Path, help="a graded course folder")
+    p.add_argument("--out", type=Path, help="output folder (default COURSE_DIR/reports)")
+    p.set_defaults(run=_lazy("autograder.grading.report:report_cli"))
+
+    p = sub.add_parser("feedback", help="write per-student feedback HTML (verdict, misconception, "
+                                        "hint; never the hidden values or answers)")
+    p.add_argument("course_dir", type=Path, help="a graded course folder")
+    p.set_defaults(run=_lazy("autograder.grading.feedback:feedback_cli"))
+
+    p = sub.add_parser("export-html", help="write an offline HTML page of an executed notebook "
+                                           "with live widgets (no network needed)")
+    p.add_argument("notebook", type=Path)
+    p.add_argument("-o", "--out", type=Path, help="output file (default: NOTEBOOK with .html)")
+    p.add_argument("--execute", action="store_true", help="execute the notebook first")
+    p.set_defaults(run=_lazy("autograder.visual.export:export_cli"))
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="gradtutor",
-        description="The gradtutor autograd course: build notebooks, print the answer key, "
-                    "grade a class and report what it misunderstands.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    p = sub.add_parser("build", help="build student notebooks (notebooks/) and executed "
-                                     "solutions (solutions/) from lessons and exercise units")
-    p.add_argument("chapters", nargs="*", help="chapter numbers or folder names (default: all)")
-    p.add_argument("--no-solutions", action="store_true", help="skip executing the solutions")
-    p.set_defaults(run=_build)
-
-    p = sub.add_parser("key", help="print every exercise with its answer and its diagnosed wrong answers")
-    p.add_argument("--json", action="store_true", help="machine-readable JSON list")
-    p.add_argument("--chapter", type=int, help="only this chapter")
-    p.set_defaults(run=_key)
-
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     return args.run(args)
 
 

@@ -56,6 +56,13 @@ CATALOGUE: dict[str, str] = {
     "descent_direction": "Gradient descent steps against the gradient",
     "relu_chain": "The ReLU factor at the corner zeroes the whole chain",
     "local_gradient_only": "Only the local gradient was used, not the whole chain",
+    # chapter 2 additions
+    # chapter 3 additions
+    # chapter 4 additions
+    # chapter 5 additions
+    # chapter 6 additions
+    # chapter 7 additions
+    # chapter 8 additions
 }
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -96,9 +96,15 @@ def execute(path: Path, out: Path, timeout: int = 300) -> NotebookNode:
     return nb
 
 
-def build(*, only: list[str] | None = None, solutions: bool = True, course: Path = COURSE,
+def build(*, only: list[str] | None = None, solutions: bool = True, course: Path | None = None,
           notebooks: Path = REPO / "notebooks", solutions_dir: Path = REPO / "solutions",
           log=print) -> None:
+    """Build chapters. ``course`` defaults to a throwaway folder: the build needs nbgrader's
+    pipeline, not a lasting gradebook, and parallel builds must not share one SQLite file."""
+    if course is None:
+        with tempfile.TemporaryDirectory(prefix="gradtutor-build-") as tmp:
+            return build(only=only, solutions=solutions, course=Path(tmp), notebooks=notebooks,
+                         solutions_dir=solutions_dir, log=log)
     notebooks.mkdir(exist_ok=True)
     solutions_dir.mkdir(exist_ok=True)
     for chapter in registry.chapters():
@@ -115,8 +121,9 @@ def build(*, only: list[str] | None = None, solutions: bool = True, course: Path
             log(f"executed solutions/{chapter.slug}.ipynb")
 
 
-def clean_course(course: Path = COURSE) -> None:
-    shutil.rmtree(course, ignore_errors=True)
+def build_cli(*, chapters: list[str], solutions: bool) -> int:
+    build(only=chapters or None, solutions=solutions)
+    return 0
 
 
 def sources_of(nb: NotebookNode) -> str:
