@@ -10,6 +10,7 @@ from typing import Any
 _EXPORTS = {
     "check": "autograder.selfcheck",
     "grade": "autograder.selfcheck",
+    "review": "autograder.selfcheck",
     "Feedback": "autograder.feedback",
     "draw_graph": "autograder.visual.graph",
     "describe_graph": "autograder.visual.graph",

@@ -95,3 +95,44 @@ def grade(exercise_id: str, answer: Any = Ellipsis, *, variants: str = "all") ->
     print(fb)  # stdout only: nbgrader counts anything on stderr as a failed test
     points = registry.get(exercise_id).points if fb.exercise in registry.ids() else 0.0
     return float(round(points * fb.score, 6))
+
+
+class Review(list):
+    """A chapter's self-checks as one table (a list of Feedback that renders as HTML)."""
+
+    def __str__(self) -> str:
+        done = sum(fb.correct for fb in self)
+        lines = [f"{done} of {len(self)} exercises right"]
+        lines += [f"  {fb.verdict:>12}  {fb.exercise}: {fb.title}" for fb in self]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        from .feedback import VERDICTS
+
+        done = sum(fb.correct for fb in self)
+        rows = []
+        for fb in self:
+            label, ink, paper, mark = VERDICTS[fb.verdict]
+            why = html.escape(fb.misconception_name or "")
+            rows.append(f'<tr style="background:{paper}"><td style="color:{ink}">{mark} {label}</td>'
+                        f"<td>{html.escape(fb.title)}</td><td>{why}</td></tr>")
+        return (f'<div class="gradtutor-review"><b>{done} of {len(self)} exercises right.</b>'
+                '<table><tr><th>verdict</th><th>exercise</th><th>likely misconception</th></tr>'
+                + "".join(rows) + "</table></div>")
+
+
+def review(chapter: int, answers: dict[str, Any]) -> Review:
+    """Check every exercise of a chapter at once: ``review(1, globals())``.
+
+    ``answers`` maps answer names to values (a notebook's ``globals()`` does); exercises whose
+    answer name is missing count as not answered."""
+    out = Review()
+    for ex in registry.all_exercises():
+        if ex.chapter == chapter:
+            out.append(check(ex.id, answers.get(ex.answer, Ellipsis)))
+    return out
