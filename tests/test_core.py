@@ -1,0 +1,154 @@
+"""The grading core on its own: plain data, answer kinds, judging, check() and grade()."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from autograder import check, grade
+from autograder.kinds import Bool, Choice, Invalid, Number, Table, Tensor, numbers_close
+from autograder.plain import to_plain
+
+
+class AlwaysEqual:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+class LyingFloat:
+    def __float__(self):
+        return 11.0
+
+
+class SneakyTensor(torch.Tensor):
+    """A subclass that claims to equal everything and overrides torch functions."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.tolist:
+            return 11.0
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+    def __eq__(self, other):
+        return True
+
+
+def test_plain_data_is_json_and_reads_every_common_answer_type():
+    samples = [3, 2.5, True, None, "AddBackward0", RuntimeError, RuntimeError("boom"),
+               torch.tensor([1.0, 2.0], requires_grad=True) * 2, np.float32(1.5), np.array([[1, 2]]),
+               [torch.tensor(7.0), torch.tensor(2.0)], (1, 2.0), {"x": {"grad": torch.tensor(1.0)}},
+               float("nan"), float("-inf"), torch.Size([2, 3])]
+    for s in samples:
+        json.dumps(to_plain(s), allow_nan=False)  # strict JSON: NaN spelled as strings
+    assert to_plain(torch.tensor(7.0) * torch.ones(1, requires_grad=True))["v"] == [7.0]
+    assert to_plain(RuntimeError)["v"] == "RuntimeError"
+    x = torch.tensor(1.0, requires_grad=True)
+    assert to_plain((x + x).grad_fn) == {"t": "node", "v": "AddBackward0"}
+
+
+def test_hostile_objects_are_read_without_calling_their_methods():
+    assert to_plain(AlwaysEqual())["t"] == "unsupported"
+    assert to_plain(LyingFloat())["t"] == "unsupported"
+    sneaky = torch.tensor([3.0]).as_subclass(SneakyTensor)
+    assert to_plain(sneaky)["v"] == [3.0]  # read through the base class, override bypassed
+    assert to_plain(i for i in range(3))["type"] == "generator"
+    assert to_plain(torch.zeros(10**6))["t"] == "unsupported"
+
+
+def test_numbers_close_handles_nan_and_infinities():
+    t = torch.tensor
+    assert numbers_close(t([math.nan, 1.0]), t([math.nan, 1.0]), 1e-6, 0)
+    assert not numbers_close(t([math.nan]), t([0.0]), 1e-6, 0)
+    assert not numbers_close(t([0.0]), t([math.nan]), 1e-6, 0)
+    assert numbers_close(t([math.inf]), t([math.inf]), 1e-6, 0)
+    assert not numbers_close(t([math.inf]), t([-math.inf]), 1e-6, 0)
+    assert not numbers_close(t([1e12]), t([math.inf]), 1e-6, 0)
+
+
+@pytest.mark.parametrize(("kind", "value", "message"), [
+    (Number(), None, "None"),
+    (Number(), [1.0, 2.0], "single number"),
+    (Number(), "7", "string"),
+    (Tensor(shape=(2,)), [1.0, 2.0, 3.0], "shape (2,)"),
+    (Tensor(shape=(2, 2)), 4.0, "shape (2, 2)"),
+    (Bool(), 1, "True or False"),
+    (Choice(options=("AddBackward0", None)), "MulBackward0", "not among"),
+    (Table(rows=("x",), columns=(("is_leaf", Bool()),)), {"y": {}}, "no row"),
+])
+def test_validity_messages_say_what_was_expected(kind, value, message):
+    with pytest.raises(Invalid, match=re.escape(message)):
+        kind.canonical(to_plain(value))
+
+
+def test_tensor_kind_accepts_the_same_numbers_in_any_container():
+    kind = Tensor(shape=(2,))
+    for value in ([7, 2], (torch.tensor(7.0), torch.tensor(2.0)), np.array([[7.0, 2.0]]),
+                  torch.tensor([7.0, 2.0], dtype=torch.float32)):
+        assert kind.same(kind.canonical(to_plain(value)), torch.tensor([7.0, 2.0], dtype=torch.float64))
+
+
+def test_choice_reads_nodes_classes_and_strings():
+    kind = Choice(options=(None, "AddBackward0", "RuntimeError"))
+    x = torch.tensor(1.0, requires_grad=True)
+    assert kind.canonical(to_plain((x + 1).grad_fn)) == "AddBackward0"
+    assert kind.canonical(to_plain("<AddBackward0 object at 0x7f>")) == "AddBackward0"
+    assert kind.canonical(to_plain(RuntimeError)) == "RuntimeError"
+    assert kind.canonical(to_plain("no error")) is None
+
+
+@pytest.mark.parametrize("bad", ["eleven", (i for i in range(3)), AlwaysEqual(), LyingFloat(),
+                                 torch.ones(3), None, object()])
+def test_check_never_raises_and_scores_zero_on_bad_input(bad):
+    fb = check("sum_rule", bad)
+    assert fb.verdict in ("invalid", "error") and fb.score == 0.0
+    assert fb.message and str(fb) and fb._repr_html_()
+
+
+def test_check_with_an_unknown_id_suggests_the_closest():
+    fb = check("sum_rul", 11)
+    assert fb.verdict == "invalid" and "sum_rule" in fb.message
+    assert check(42, 11).verdict == "invalid"
+
+
+def test_check_diagnoses_a_wrong_answer_with_explanation_and_hint():
+    fb = check("sum_rule", 24.0)  # z itself, not its slope
+    assert fb.verdict == "wrong" and fb.misconception == "value_not_derivative"
+    assert fb.explanation and fb.hint and "24" not in fb.hint
+    html = fb._repr_html_()
+    assert "Likely misconception" in html and "Hint" in html
+
+
+def test_check_accepts_a_tensor_subclass_answer_only_for_its_real_value():
+    right = torch.tensor(11.0).as_subclass(SneakyTensor)
+    wrong = torch.tensor(3.0).as_subclass(SneakyTensor)
+    assert check("sum_rule", right).correct
+    assert not check("sum_rule", wrong).correct
+
+
+def test_not_answered_placeholder():
+    fb = check("sum_rule", ...)
+    assert fb.verdict == "not_answered" and "Not answered yet" in str(fb)
+
+
+def test_grade_returns_builtin_float_and_catches_typed_numbers():
+    # the answer cell as a student would write it, re-run by grade() at the hidden values
+    ns = {"torch": torch, "x0": 3.0}
+    honest = "dz_dx = 2 * x0 + 5"
+    typed = "dz_dx = 11"
+    from autograder.selfcheck import grade_feedback
+
+    exec(honest, ns)
+    fb = grade_feedback("sum_rule", ns["dz_dx"], namespace=ns, history=[honest, "grade(...)"])
+    assert fb.score == 1.0
+    exec(typed, ns)
+    fb = grade_feedback("sum_rule", ns["dz_dx"], namespace=ns, history=[typed, "grade(...)"])
+    assert 0 < fb.score < 1 and "typed in" in fb.message
+    points = grade("sum_rule", 11.0)  # outside IPython there is no history: hidden variants fail
+    assert type(points) is float and 0 < points < 1
