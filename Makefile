@@ -15,7 +15,9 @@ $(STAMP): pyproject.toml constraints.txt
 build: $(STAMP)
 	$(VENV)/bin/gradtutor build
 
-lab: build
+# Students: build missing notebooks, never overwrite one that holds their work.
+lab: $(STAMP)
+	$(VENV)/bin/gradtutor build --no-solutions --keep-student-work
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) --ip=127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 test: $(STAMP)

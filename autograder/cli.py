@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("chapters", nargs="*", help="chapter numbers or folder names (default: all)")
     p.add_argument("--no-solutions", dest="solutions", action="store_false",
                    help="skip executing the solution notebooks")
+    p.add_argument("--keep-student-work", action="store_true",
+                   help="never overwrite a student notebook that differs from the build (your work)")
     p.set_defaults(run=_lazy("autograder.build.course:build_cli"))
 
     p = sub.add_parser("key", help="print every exercise with its reference answer and its "

@@ -98,31 +98,38 @@ def execute(path: Path, out: Path, timeout: int = 300) -> NotebookNode:
 
 def build(*, only: list[str] | None = None, solutions: bool = True, course: Path | None = None,
           notebooks: Path = REPO / "notebooks", solutions_dir: Path = REPO / "solutions",
-          log=print) -> None:
+          keep_student_work: bool = False, log=print) -> None:
     """Build chapters. ``course`` defaults to a throwaway folder: the build needs nbgrader's
     pipeline, not a lasting gradebook, and parallel builds must not share one SQLite file."""
     if course is None:
         with tempfile.TemporaryDirectory(prefix="gradtutor-build-") as tmp:
             return build(only=only, solutions=solutions, course=Path(tmp), notebooks=notebooks,
-                         solutions_dir=solutions_dir, log=log)
+                         solutions_dir=solutions_dir, keep_student_work=keep_student_work, log=log)
     notebooks.mkdir(exist_ok=True)
     solutions_dir.mkdir(exist_ok=True)
     for chapter in registry.chapters():
         if only and chapter.slug not in only and str(chapter.number) not in only:
             continue
         src = write_source(chapter, course)
-        student = release(chapter, course)
-        nbformat.write(normalise(nbformat.read(student, as_version=4)),
-                       notebooks / f"{chapter.slug}.ipynb")
-        log(f"built {chapter.slug}: notebooks/{chapter.slug}.ipynb")
+        student = normalise(nbformat.read(release(chapter, course), as_version=4))
+        target = notebooks / f"{chapter.slug}.ipynb"
+        if keep_student_work and target.exists() and _differs(target, student):
+            log(f"kept notebooks/{target.name}: it holds your work (delete it to get a fresh copy)")
+        else:
+            nbformat.write(student, target)
+            log(f"built notebooks/{target.name}")
         if solutions:
             executed = execute(src, solutions_dir / f"{chapter.slug}.ipynb")
             nbformat.write(normalise(executed), solutions_dir / f"{chapter.slug}.ipynb")
             log(f"executed solutions/{chapter.slug}.ipynb")
 
 
-def build_cli(*, chapters: list[str], solutions: bool) -> int:
-    build(only=chapters or None, solutions=solutions)
+def _differs(path: Path, nb: NotebookNode) -> bool:
+    return json.loads(path.read_text()) != json.loads(nbformat.writes(nb))
+
+
+def build_cli(*, chapters: list[str], solutions: bool, keep_student_work: bool) -> int:
+    build(only=chapters or None, solutions=solutions, keep_student_work=keep_student_work)
     return 0
 
 
