@@ -59,6 +59,10 @@ CATALOGUE: dict[str, str] = {
     # chapter 2 additions
     # chapter 3 additions
     # chapter 4 additions
+    "seed_returned": "After y.backward(v), x.grad holds vᵀJ, not the seed v itself",
+    "vjp_summed": "A vector-Jacobian product has the input's shape; it is not a dot product",
+    "grad_is_jacobian": "backward() never builds the Jacobian; .grad has the input's shape",
+    "onehot_seed": "A one-hot seed picks one row of the Jacobian; an all-ones seed sums the rows",
     # chapter 5 additions
     # chapter 6 additions
     # chapter 7 additions
