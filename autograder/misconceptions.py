@@ -64,7 +64,11 @@ CATALOGUE: dict[str, str] = {
     "grad_is_jacobian": "backward() never builds the Jacobian; .grad has the input's shape",
     "onehot_seed": "A one-hot seed picks one row of the Jacobian; an all-ones seed sums the rows",
     # chapter 5 additions
+    "xent_onehot": "The cross-entropy gradient on the logits is softmax minus the one-hot target",
     # chapter 6 additions
+    "update_not_gradient": "A gradient step returns the new parameter, not the gradient",
+    "lr_dropped": "The learning rate scales the gradient in the update",
+    "detach_shares_version": "detach() shares storage and the version counter with its source",
     # chapter 7 additions
     # chapter 8 additions
 }
