@@ -57,7 +57,16 @@ CATALOGUE: dict[str, str] = {
     "relu_chain": "The ReLU factor at the corner zeroes the whole chain",
     "local_gradient_only": "Only the local gradient was used, not the whole chain",
     # chapter 2 additions
+    "forward_difference": "A forward difference is first-order accurate, a central one second-order",
+    "difference_quotient": "A difference quotient divides by the distance between its two points",
+    "perturb_one_coordinate": "A partial derivative nudges one coordinate at a time",
+    "absolute_error": "Gradient checks compare relative errors, not absolute ones",
+    "signed_error": "An error without abs() can be negative and passes every threshold",
+    "finite_diff_at_kink": "A central difference straddling a kink averages the two slopes",
     # chapter 3 additions
+    "backward_twice_second_derivative": "A second backward() repeats the first derivative",
+    "saved_tensors_freed": "Only saved tensors are freed: a graph that saved none runs again",
+    "first_backward_kept": "A failed second backward() leaves the first one's gradient in .grad",
     # chapter 4 additions
     "seed_returned": "After y.backward(v), x.grad holds vᵀJ, not the seed v itself",
     "vjp_summed": "A vector-Jacobian product has the input's shape; it is not a dot product",
