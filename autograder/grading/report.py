@@ -1,0 +1,406 @@
+"""The class report: what a class got right, and what to re-teach first.
+
+    gradtutor report COURSE_DIR [--out DIR]
+
+Reads the results the batch grader writes (``COURSE_DIR/gradtutor/results/<assignment>/
+<student>.json``) and writes ``report.html`` (self-contained: charts are embedded SVG with alt
+text) plus ``exercises.csv``, ``misconceptions.csv`` and ``students.csv``. Misconceptions are
+ranked by how many students show them, then by how often: the top of the list is what to
+re-teach first.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import json
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .. import misconceptions, registry
+
+RESULTS = Path("gradtutor") / "results"
+# verdict -> (label, colour); "failed" is a submission the grader could not read or run
+OUTCOMES = {
+    "correct": ("correct", "#1a7f37"),
+    "partial": ("partly right", "#d4a72c"),
+    "wrong": ("wrong", "#cf222e"),
+    "invalid": ("cannot be judged", "#8250df"),
+    "error": ("cannot be judged", "#8250df"),
+    "not_answered": ("not answered", "#8c959f"),
+    "failed": ("submission failed", "#24292f"),
+}
+BAR_ORDER = ("correct", "partial", "wrong", "invalid", "not_answered", "failed")
+
+
+# ---------------------------------------------------------------- reading and counting
+
+
+def load_results(course_dir: Path) -> tuple[list[dict], list[str]]:
+    """Every results file, and the files that could not be read (never fatal)."""
+    results, unreadable = [], []
+    for path in sorted((course_dir / RESULTS).glob("*/*.json")):
+        try:
+            data = json.loads(path.read_text())
+            data.setdefault("assignment", path.parent.name)
+            data.setdefault("student", path.stem)
+            data.setdefault("exercises", [])
+            results.append(data)
+        except (OSError, ValueError, AttributeError):
+            unreadable.append(str(path))
+    return results, unreadable
+
+
+@dataclass
+class ExerciseStats:
+    id: str
+    assignment: str
+    max_points: float = 0.0
+    outcomes: Counter = field(default_factory=Counter)
+    points: float = 0.0
+    misconceptions: Counter = field(default_factory=Counter)
+
+    @property
+    def submissions(self) -> int:
+        return sum(self.outcomes.values())
+
+    @property
+    def success_rate(self) -> float:
+        return self.outcomes["correct"] / self.submissions if self.submissions else 0.0
+
+    @property
+    def mean_score(self) -> float:
+        total = self.max_points * self.submissions
+        return self.points / total if total else 0.0
+
+
+@dataclass
+class MisconceptionStats:
+    id: str
+    occurrences: int = 0
+    students: set[str] = field(default_factory=set)
+    exercises: Counter = field(default_factory=Counter)
+
+    @property
+    def name(self) -> str:
+        return misconceptions.name(self.id)
+
+
+@dataclass
+class ClassSummary:
+    results: list[dict]
+    students: dict[str, tuple[float, float]]  # student -> (score, max score), all assignments
+    exercises: list[ExerciseStats]
+    misconceptions: list[MisconceptionStats]  # re-teach first at the top
+    failed: list[dict]
+
+
+def summarise(results: list[dict]) -> ClassSummary:
+    students: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    exercises: dict[str, ExerciseStats] = {}
+    found: dict[str, MisconceptionStats] = {}
+    expected = _exercises_per_assignment(results)
+    for r in results:
+        tally = students[r["student"]]
+        tally[0] += float(r.get("score") or 0.0)
+        tally[1] += float(r.get("max_score") or 0.0)
+        seen = set()
+        for e in r["exercises"]:
+            stats = exercises.setdefault(e["id"], ExerciseStats(e["id"], r["assignment"]))
+            stats.max_points = max(stats.max_points, float(e.get("max_points") or 0.0))
+            stats.outcomes[e.get("verdict") or "failed"] += 1
+            stats.points += float(e.get("points") or 0.0)
+            seen.add(e["id"])
+            if m := e.get("misconception"):
+                stats.misconceptions[m] += 1
+                ms = found.setdefault(m, MisconceptionStats(m))
+                ms.occurrences += 1
+                ms.students.add(r["student"])
+                ms.exercises[e["id"]] += 1
+        # a submission that failed as a whole still counts against each of its exercises
+        for eid in expected[r["assignment"]] - seen:
+            stats = exercises.setdefault(eid, ExerciseStats(eid, r["assignment"]))
+            stats.outcomes["failed"] += 1
+    order = {ex.id: i for i, ex in enumerate(registry.all_exercises())}
+    return ClassSummary(
+        results=results,
+        students={s: (t[0], t[1]) for s, t in sorted(students.items())},
+        exercises=sorted(exercises.values(),
+                         key=lambda s: (s.assignment, order.get(s.id, len(order)), s.id)),
+        misconceptions=sorted(found.values(),
+                              key=lambda m: (-len(m.students), -m.occurrences, m.id)),
+        failed=[r for r in results if r.get("status") != "graded"],
+    )
+
+
+def _exercises_per_assignment(results: list[dict]) -> dict[str, set[str]]:
+    """Exercise ids of each assignment: from graded results, else from the course's chapters."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for r in results:
+        out[r["assignment"]].update(e["id"] for e in r["exercises"])
+    for ch in registry.chapters():
+        if ch.slug in out and not out[ch.slug]:
+            out[ch.slug].update(ch.exercise_ids())
+    return out
+
+
+# ---------------------------------------------------------------- charts
+
+
+def _svg(fig: Any) -> str:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.hashsalt"] = "gradtutor"  # same data, same file
+    return plt
+
+
+def score_histogram(summary: ClassSummary) -> tuple[str, str]:
+    plt = _pyplot()
+    percents = [100 * s / m for s, m in summary.students.values() if m]
+    fig, ax = plt.subplots(figsize=(6.4, 3.0))
+    ax.hist(percents, bins=[i * 10 for i in range(11)], color="#0969da", edgecolor="white")
+    ax.set_xlabel("total score (% of points)")
+    ax.set_ylabel("students")
+    ax.set_xlim(0, 100)
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.set_title("Score distribution")
+    if percents:
+        alt = (f"Histogram of {len(percents)} students' total scores in 10-point bins: "
+               f"median {statistics.median(percents):.0f}%, lowest {min(percents):.0f}%, "
+               f"highest {max(percents):.0f}%.")
+    else:
+        alt = "Histogram of total scores: no graded points yet."
+    return _svg(fig), alt
+
+
+def exercise_bars(summary: ClassSummary) -> tuple[str, str]:
+    plt = _pyplot()
+    stats = summary.exercises
+    fig, ax = plt.subplots(figsize=(7.5, 0.8 + 0.32 * max(len(stats), 1)))
+    labels = [s.id for s in stats]
+    left = [0.0] * len(stats)
+    for outcome in BAR_ORDER:
+        share = [_share(s, outcome) for s in stats]
+        if any(share):
+            label, colour = OUTCOMES[outcome]
+            ax.barh(labels, share, left=left, color=colour, label=label)
+            left = [a + b for a, b in zip(left, share, strict=True)]
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of submissions")
+    ax.set_title("Outcome per exercise")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.3 / max(len(stats), 1)),
+              ncol=3, frameon=False)
+    worst = min(stats, key=lambda s: s.success_rate, default=None)
+    alt = (f"Stacked bars, one per exercise ({len(stats)}), showing the share of submissions "
+           "correct, partly right, wrong, not judgeable, not answered and failed."
+           + (f" Lowest success: {worst.id} at {100 * worst.success_rate:.0f}% correct."
+              if worst else ""))
+    return _svg(fig), alt
+
+
+def _share(s: ExerciseStats, outcome: str) -> float:
+    count = s.outcomes[outcome] + (s.outcomes["error"] if outcome == "invalid" else 0)
+    return 100 * count / s.submissions if s.submissions else 0.0
+
+
+def misconception_bars(summary: ClassSummary, top: int = 15) -> tuple[str, str] | None:
+    shown = summary.misconceptions[:top]
+    if not shown:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 0.8 + 0.34 * len(shown)))
+    ax.barh([_short(m.name) for m in shown], [len(m.students) for m in shown], color="#cf222e")
+    ax.invert_yaxis()
+    ax.set_xlabel("students affected")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_title("Most common misconceptions")
+    alt = "Bar chart of the most common misconceptions by students affected: " + "; ".join(
+        f"{m.name} ({len(m.students)})" for m in shown) + "."
+    return _svg(fig), alt
+
+
+def _short(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# ---------------------------------------------------------------- CSV
+
+
+def write_csvs(summary: ClassSummary, out: Path) -> list[Path]:
+    paths = [out / "exercises.csv", out / "misconceptions.csv", out / "students.csv"]
+    with paths[0].open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["assignment", "exercise", "max_points", "submissions", "success_rate",
+                    "mean_score", *BAR_ORDER[:4], "not_answered", "failed", "top_misconception"])
+        for s in summary.exercises:
+            top = s.misconceptions.most_common(1)
+            w.writerow([s.assignment, s.id, f"{s.max_points:g}", s.submissions,
+                        f"{s.success_rate:.3f}", f"{s.mean_score:.3f}", s.outcomes["correct"],
+                        s.outcomes["partial"], s.outcomes["wrong"],
+                        s.outcomes["invalid"] + s.outcomes["error"], s.outcomes["not_answered"],
+                        s.outcomes["failed"], top[0][0] if top else ""])
+    with paths[1].open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["rank", "misconception", "name", "students_affected", "occurrences",
+                    "exercises", "students"])
+        for rank, m in enumerate(summary.misconceptions, 1):
+            w.writerow([rank, m.id, m.name, len(m.students), m.occurrences,
+                        " ".join(e for e, _ in m.exercises.most_common()),
+                        " ".join(sorted(m.students))])
+    with paths[2].open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["student", "score", "max_score", "percent"])
+        for student, (score, top) in summary.students.items():
+            w.writerow([student, f"{score:g}", f"{top:g}", f"{100 * score / top:.1f}" if top else ""])
+    return paths
+
+
+# ---------------------------------------------------------------- HTML
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:980px;margin:2em auto;
+padding:0 1em;color:#1f2328;line-height:1.5}
+h1{margin-bottom:.2em} .sub{color:#57606a;margin-top:0}
+table{border-collapse:collapse;width:100%;margin:1em 0;font-size:.93em}
+th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f6f8fa} td.n{text-align:right;font-variant-numeric:tabular-nums}
+.cards{display:flex;gap:1em;flex-wrap:wrap}
+.card{border:1px solid #d0d7de;border-radius:6px;padding:.6em 1em;min-width:9em}
+.card b{display:block;font-size:1.5em}
+ol.reteach li{margin-bottom:.8em} .why{color:#57606a}
+img{max-width:100%}
+"""
+
+
+def _card(value: str, label: str) -> str:
+    return f'<div class="card"><b>{html.escape(value)}</b>{html.escape(label)}</div>'
+
+
+def _img(chart: tuple[str, str] | None) -> str:
+    if chart is None:
+        return ""
+    data, alt = chart
+    return f'<figure><img src="data:image/svg+xml;base64,{data}" alt="{html.escape(alt)}"></figure>'
+
+
+def _explanation(m: MisconceptionStats) -> str:
+    """The mechanism, as written for the exercise where most students showed it."""
+    for eid, _ in m.exercises.most_common():
+        try:
+            ex = registry.get(eid)
+        except KeyError:
+            continue
+        for w in ex.wrong:
+            if w.misconception == m.id:
+                return w.explanation
+    return ""
+
+
+def render_html(summary: ClassSummary, course_dir: Path, unreadable: list[str]) -> str:
+    esc = html.escape
+    n_students = len(summary.students)
+    graded = sum(r.get("status") == "graded" for r in summary.results)
+    percents = [100 * s / m for s, m in summary.students.values() if m]
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<title>Class report · gradtutor</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>Class report</h1>",
+        f"<p class='sub'>{esc(str(course_dir))} · generated "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC</p>",
+        "<div class='cards'>",
+        _card(str(n_students), "students"),
+        _card(f"{graded} / {len(summary.results)}", "submissions graded"),
+        _card(f"{statistics.median(percents):.0f}%" if percents else "–", "median score"),
+        _card(str(len(summary.misconceptions)), "misconceptions seen"),
+        "</div>",
+        "<h2>Re-teach first</h2>",
+    ]
+    if summary.misconceptions:
+        parts.append("<p>Ranked by the number of students who showed the misconception, then by "
+                     "how often it appeared.</p><ol class='reteach'>")
+        for m in summary.misconceptions[:10]:
+            where = ", ".join(f"{e} ({c})" for e, c in m.exercises.most_common())
+            parts.append(
+                f"<li><b>{esc(m.name)}</b> <code>{esc(m.id)}</code>: {len(m.students)} of "
+                f"{n_students} students, {m.occurrences} answers; seen in {esc(where)}."
+                f"<div class='why'>{esc(_explanation(m))}</div>"
+                f"<details><summary>Students affected</summary>"
+                f"{esc(', '.join(sorted(m.students)))}</details></li>")
+        parts.append("</ol>")
+        parts.append(_img(misconception_bars(summary)))
+    else:
+        parts.append("<p>No known misconception was diagnosed in any answer.</p>")
+    parts += ["<h2>Score distribution</h2>", _img(score_histogram(summary)),
+              "<h2>Success per exercise</h2>", _img(exercise_bars(summary)),
+              _exercise_table(summary)]
+    if summary.failed or unreadable:
+        parts.append("<h2>Submissions that could not be graded</h2><table><tr><th>student</th>"
+                     "<th>assignment</th><th>reason</th></tr>")
+        for r in summary.failed:
+            parts.append(f"<tr><td>{esc(r['student'])}</td><td>{esc(r['assignment'])}</td>"
+                         f"<td>{esc(str(r.get('reason') or ''))}</td></tr>")
+        for path in unreadable:
+            parts.append(f"<tr><td colspan=2>{esc(path)}</td><td>unreadable results file</td></tr>")
+        parts.append("</table>")
+    parts.append("<p class='sub'>Also written: exercises.csv, misconceptions.csv, students.csv."
+                 "</p></body></html>")
+    return "\n".join(parts)
+
+
+def _exercise_table(summary: ClassSummary) -> str:
+    esc = html.escape
+    rows = ["<table><tr><th>assignment</th><th>exercise</th><th>correct</th><th>mean score</th>"
+            "<th>submissions</th><th>most common misconception</th></tr>"]
+    for s in summary.exercises:
+        top = s.misconceptions.most_common(1)
+        mis = f"{misconceptions.name(top[0][0])} ({top[0][1]})" if top else ""
+        rows.append(f"<tr><td>{esc(s.assignment)}</td><td><code>{esc(s.id)}</code></td>"
+                    f"<td class='n'>{100 * s.success_rate:.0f}%</td>"
+                    f"<td class='n'>{100 * s.mean_score:.0f}%</td>"
+                    f"<td class='n'>{s.submissions}</td><td>{esc(mis)}</td></tr>")
+    rows.append("</table>")
+    return "\n".join(rows)
+
+
+def write_report(course_dir: Path, out: Path | None = None) -> Path | None:
+    """Write the report; ``None`` when there is nothing graded to report on."""
+    results, unreadable = load_results(course_dir)
+    if not results:
+        return None
+    out = out or course_dir / "reports"
+    out.mkdir(parents=True, exist_ok=True)
+    summary = summarise(results)
+    write_csvs(summary, out)
+    page = out / "report.html"
+    page.write_text(render_html(summary, course_dir, unreadable))
+    return page
+
+
+def report_cli(*, course_dir: Path, out: Path | None) -> int:
+    page = write_report(course_dir, out)
+    if page is None:
+        print(f"No results under {course_dir / RESULTS}: grade the class first "
+              f"(gradtutor grade {course_dir}).")
+        return 1
+    print(f"Wrote {page} (and exercises.csv, misconceptions.csv, students.csv beside it).")
+    return 0
