@@ -40,7 +40,9 @@ class Chapter:
         return self.slug
 
     def exercise_ids(self) -> list[str]:
-        """Exercise ids in the order the lesson poses them."""
+        """Exercise ids in the order the lesson poses them (none while the lesson is unwritten)."""
+        if not self.lesson.exists():  # a chapter folder still being written must not break the rest
+            return []
         return _DIRECTIVE.findall(self.lesson.read_text())
 
 
