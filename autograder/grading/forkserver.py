@@ -1,0 +1,261 @@
+"""The warm parent: import torch once, then fork one isolated child per submission.
+
+A fresh kernel per notebook pays ~2 s for kernel start and ``import torch``; a forked child
+pays ~10 ms and shares the parent's memory copy-on-write (reference/fast-isolated-grading.md).
+The parent reads each child's JSON lines, kills it at the notebook deadline, and afterwards
+kills every process left under the child's uid, so a fork bomb or a stray grandchild holding
+the pipe cannot outlive its submission.
+"""
+
+from __future__ import annotations
+
+import os
+
+# before numpy/torch load: a forked child must not inherit a thread pool it cannot use
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+os.environ["MPLBACKEND"] = "Agg"
+
+import contextlib  # noqa: E402
+import json  # noqa: E402
+import selectors  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable, Iterable  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+from .submission import Submission  # noqa: E402
+from .worker import UID_BASE, Limits, run_child  # noqa: E402
+
+MAX_OUTPUT_BYTES = 8 * 2**20  # answers are small; a child flooding its pipe is cut off
+MAX_LINE_BYTES = 2 * 2**20
+
+
+@dataclass
+class Outcome:
+    """What came back from one child: parsed JSON messages and how the process ended."""
+
+    submission: Submission
+    messages: list[dict] = field(default_factory=list)
+    ended: str = ""  # "" when the child finished normally, else a reason for the student
+    duration_s: float = 0.0
+
+
+def warm_up(sources: Iterable[Any] = ()) -> Any:
+    """Import what notebooks use, single-threaded, and make the shell children will share.
+
+    ``sources`` are the instructor's source notebooks: their import lines run here once, so
+    children do not each pay for ``autograder.visual`` or matplotlib's first use.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot  # noqa: F401
+    import numpy  # noqa: F401
+    import torch
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    torch.set_num_threads(1)
+    with contextlib.suppress(RuntimeError):  # allowed once per process
+        torch.set_num_interop_threads(1)
+    import autograder  # noqa: F401
+
+    from .. import registry
+
+    for eid in registry.ids():  # exercise modules and their references, imported once
+        try:
+            registry.get(eid)
+        except Exception:  # a broken unit fails its own grade cells, not the whole batch
+            continue
+    config = Config()
+    config.HistoryManager.enabled = False  # no SQLite history file per child
+    shell = InteractiveShell.instance(config=config)
+    shell.run_cell("import torch", store_history=False)
+    _draw_once()
+    for nb in sources:
+        _preimport(nb)
+    return shell
+
+
+def _draw_once() -> None:
+    """Load fonts and the Agg renderer now: a child as a new uid would rebuild the font cache."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.set_title("warm-up $x^2$")
+    ax.plot([0, 1], [0, 1])
+    fig.canvas.draw()
+    plt.close(fig)
+
+
+def _preimport(source: Any) -> None:
+    """Run the import statements of trusted source cells in a scratch namespace."""
+    import ast
+
+    for cell in source.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+        try:
+            exec(compile(ast.Module(imports, []), "<imports>", "exec"), {})  # noqa: S102
+        except Exception:  # a missing optional module: the child will report it
+            continue
+
+
+@dataclass
+class _Running:
+    pid: int
+    rfd: int
+    slot: int
+    outcome: Outcome
+    deadline: float
+    started: float
+    buffer: bytearray = field(default_factory=bytearray)
+    received: int = 0
+    eof: bool = False
+    status: int | None = None
+
+
+def grade_all(jobs: Iterable[tuple[Submission, Any]], *, workers: int, limits: Limits,
+              shell: Any, on_done: Callable[[Outcome], None]) -> None:
+    """Run every (submission, source notebook) job in a forked child, ``workers`` at a time."""
+    pending = list(jobs)[::-1]
+    running: dict[int, _Running] = {}
+    free = list(range(max(1, workers)))[::-1]
+    sel = selectors.DefaultSelector()
+    workroot = Path(tempfile.mkdtemp(prefix="gradtutor-work-"))
+    workroot.chmod(0o711)  # children may enter their own folder, not list the others
+    try:
+        while pending or running:
+            while pending and free:
+                sub, source = pending.pop()
+                run = _start(sub, source, free.pop(), limits, shell, workroot)
+                running[run.rfd] = run
+                sel.register(run.rfd, selectors.EVENT_READ)
+            for key, _ in sel.select(timeout=0.1):
+                _read(running[key.fd], sel)
+            for run in list(running.values()):
+                _poll(run, sel)
+                if run.status is not None and run.eof:
+                    del running[run.rfd]
+                    os.close(run.rfd)
+                    free.append(run.slot)
+                    run.outcome.duration_s = time.monotonic() - run.started
+                    on_done(run.outcome)
+    finally:
+        for run in running.values():
+            _kill(run)
+        shutil.rmtree(workroot, ignore_errors=True)
+
+
+def _start(sub: Submission, source: Any, slot: int, limits: Limits, shell: Any,
+           workroot: Path) -> _Running:
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: never returns
+        os.close(rfd)
+        run_child(sub, source, wfd, slot, limits, shell, workroot)
+    os.close(wfd)
+    os.set_blocking(rfd, False)
+    now = time.monotonic()
+    return _Running(pid, rfd, slot, Outcome(sub), now + limits.notebook_seconds, now)
+
+
+def _read(run: _Running, sel: selectors.BaseSelector) -> None:
+    try:
+        chunk = os.read(run.rfd, 65536)
+    except BlockingIOError:
+        return
+    if not chunk:
+        run.eof = True
+        sel.unregister(run.rfd)
+        return
+    run.received += len(chunk)
+    if run.received > MAX_OUTPUT_BYTES:
+        run.outcome.ended = "sent more than 8 MiB of answers; stopped"
+        _kill(run)
+        return
+    run.buffer += chunk
+    *lines, rest = run.buffer.split(b"\n")
+    run.buffer = bytearray(rest)
+    if len(rest) > MAX_LINE_BYTES:
+        run.buffer.clear()
+    for line in lines:
+        message = _parse(line)
+        if message is not None:
+            run.outcome.messages.append(message)
+
+
+def _parse(line: bytes) -> dict | None:
+    # plain JSON only: anything else is dropped here, never interpreted
+    if len(line) > MAX_LINE_BYTES:
+        return None
+    try:
+        value = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _poll(run: _Running, sel: selectors.BaseSelector) -> None:
+    if run.status is None:
+        pid, status = os.waitpid(run.pid, os.WNOHANG)
+        if pid:
+            run.status = status
+            _reap_uid(run.slot)  # stray grandchildren may still hold the pipe open
+            if not run.outcome.ended:
+                run.outcome.ended = _exit_reason(status)
+        elif time.monotonic() > run.deadline:
+            seconds = int(run.deadline - run.started)
+            run.outcome.ended = f"the whole notebook took longer than the limit ({seconds} s)"
+            _kill(run)
+    elif not run.eof and time.monotonic() > run.deadline + 5:
+        run.eof = True  # a grandchild we could not kill holds the pipe: give up on it
+        sel.unregister(run.rfd)
+
+
+def _exit_reason(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        return f"the notebook's process was killed by {name}"
+    code = os.WEXITSTATUS(status)
+    return "" if code == 0 else f"the notebook's process exited with code {code}"
+
+
+def _kill(run: _Running) -> None:
+    for target in (lambda: os.killpg(run.pid, signal.SIGKILL), lambda: os.kill(run.pid, signal.SIGKILL)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            target()
+    if run.status is None:
+        try:
+            _, run.status = os.waitpid(run.pid, 0)
+        except ChildProcessError:
+            run.status = 0
+    _reap_uid(run.slot)
+
+
+def _reap_uid(slot: int) -> None:
+    """Kill every process of the slot's uid: ``kill(-1)`` as that uid reaches exactly those."""
+    if os.geteuid() != 0:
+        return
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgid(UID_BASE + slot)
+            os.setuid(UID_BASE + slot)
+            for _ in range(3):
+                os.kill(-1, signal.SIGKILL)
+        except BaseException:  # noqa: BLE001
+            pass
+        os._exit(0)
+    os.waitpid(pid, 0)

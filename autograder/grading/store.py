@@ -1,0 +1,169 @@
+"""Where grades go: results files, the nbgrader gradebook, autograded notebooks, the CSV.
+
+Every file is written to a temporary name and renamed, so a SIGKILL leaves either the old
+file or the new one. The gradebook is SQLite: each submission is one transaction. The results
+file is written last and is what makes a submission count as graded on a re-run.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from .submission import Cell, Submission
+
+CSV_COLUMNS = ("student", "assignment", "exercise", "points", "max_points", "verdict",
+               "misconception")
+
+
+def results_dir(course_dir: Path) -> Path:
+    return course_dir / "gradtutor" / "results"
+
+
+def results_path(course_dir: Path, assignment: str, student: str) -> Path:
+    return results_dir(course_dir) / assignment / f"{student}.json"
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; the course folder itself is kept private
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_result(course_dir: Path, result: dict) -> Path:
+    path = results_path(course_dir, result["assignment"], result["student"])
+    write_atomic(path, json.dumps(result, indent=1).encode())
+    return path
+
+
+def load_results(course_dir: Path, assignments: list[str] | None = None) -> list[dict]:
+    out = []
+    for p in sorted(results_dir(course_dir).glob("*/*.json")):
+        if assignments and p.parent.name not in assignments:
+            continue
+        try:
+            out.append(json.loads(p.read_text()))
+        except (OSError, ValueError):
+            continue  # a stray file is not a grade
+    return out
+
+
+def write_csv(path: Path, results: list[dict]) -> None:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for r in sorted(results, key=lambda r: (r["assignment"], r["student"])):
+        for e in r["exercises"]:
+            w.writerow([r["student"], r["assignment"], e["id"], f"{e['points']:g}",
+                        f"{e['max_points']:g}", e["verdict"], e["misconception"] or ""])
+    write_atomic(path, buf.getvalue().encode())
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+# --- the nbgrader gradebook -------------------------------------------------------------------
+
+def db_url(course_dir: Path) -> str:
+    return f"sqlite:///{course_dir.resolve() / 'gradebook.db'}"
+
+
+def submitted_at(course_dir: Path, student: str, assignment: str) -> datetime | None:
+    """nbgrader's own rule: the submission folder's timestamp.txt, if there is one."""
+    from nbgrader.utils import parse_utc
+
+    stamp = course_dir / "submitted" / student / assignment / "timestamp.txt"
+    try:
+        return parse_utc(stamp.read_text().strip())
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def save_grades(gb: Any, course_dir: Path, result: dict, notebooks: dict[str, list[str]]) -> None:
+    """Create student and submission as ``nbgrader autograde`` does; set each auto_score.
+
+    ``notebooks`` maps notebook id -> its grade cell ids, so each exercise lands on the right
+    SubmittedNotebook.
+    """
+    student, assignment = result["student"], result["assignment"]
+    gb.update_or_create_student(student)
+    stamp = submitted_at(course_dir, student, assignment)
+    if stamp is not None:
+        gb.update_or_create_submission(assignment, student, timestamp=stamp)
+    else:
+        gb.update_or_create_submission(assignment, student)
+    points = {e["id"]: e for e in result["exercises"]}
+    for notebook, grade_ids in notebooks.items():
+        for grade_id in grade_ids:
+            grade = gb.find_grade(grade_id, notebook, assignment, student)
+            entry = points.get(grade_id)
+            grade.auto_score = None if entry is None or entry["verdict"] == "manual" \
+                else float(entry["points"])
+            grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+    gb.db.commit()
+
+
+def gradebook_scores(course_dir: Path) -> dict[tuple[str, str, str], float | None]:
+    """(student, assignment, grade_id) -> auto_score, straight from the SQLite gradebook."""
+    from nbgrader.api import Gradebook
+
+    out = {}
+    with Gradebook(db_url(course_dir)) as gb:
+        for assignment in gb.assignments:
+            for sub in assignment.submissions:
+                for nb in sub.notebooks:
+                    for g in nb.grades:
+                        out[(sub.student.id, assignment.name, g.name)] = g.auto_score
+    return out
+
+
+# --- autograded notebooks: what the formgrader and `nbgrader generate_feedback` read -----------
+
+def autograded_notebook(cells: list[Cell], source: Any, result: dict) -> Any:
+    """The sanitised cells, nbgrader metadata from source, each grade cell showing its verdict."""
+    meta = {c.metadata["nbgrader"]["grade_id"]: c.metadata for c in source.cells
+            if "nbgrader" in c.metadata}
+    by_id = {e["id"]: e for e in result["exercises"]}
+    nb = new_notebook(metadata=source.metadata)
+    for cell in cells:
+        new = new_markdown_cell(cell.source) if cell.kind == "markdown" else new_code_cell(cell.source)
+        if cell.grade_id in meta:
+            new.metadata = dict(meta[cell.grade_id])
+        entry = by_id.get(cell.grade_id) if cell.grade_id else None
+        if entry is not None and new.cell_type == "code":
+            new.outputs = [new_output("stream", name="stdout", text=_verdict_text(entry)),
+                           new_output("execute_result", data={"text/plain": f"{entry['points']:g}"},
+                                      execution_count=None)]
+        nb.cells.append(new)
+    return nb
+
+
+def _verdict_text(entry: dict) -> str:
+    return f"{entry['verdict']}: {entry['message']}\n"
+
+
+def write_autograded(course_dir: Path, sub: Submission, nb: Any) -> None:
+    folder = course_dir / "autograded" / sub.student / sub.assignment
+    write_atomic(folder / f"{sub.notebook}.ipynb", nbformat.writes(nb).encode())
+    stamp = sub.path.parent / "timestamp.txt"
+    if stamp.exists():
+        write_atomic(folder / "timestamp.txt", stamp.read_bytes())

@@ -1,0 +1,245 @@
+"""The forked child: the only place student code runs during ``gradtutor grade``.
+
+Order matters: start a session, close every inherited file descriptor but the answer pipe,
+read the notebook as root, move into a private folder, set limits, drop to an unprivileged
+uid, scrub the environment; then run the cells. At each grade cell the answers are read with
+``autograder.collect`` and written to the pipe as one JSON line, so a crash later keeps them.
+The child never judges: a lie told here is still only data to the trusted parent.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import os
+import resource
+import signal
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .. import collect, registry, selfcheck
+from .submission import Submission, Unreadable, read, sanitise
+
+
+@dataclass(frozen=True)
+class Limits:
+    cell_seconds: int = 10  # per cell, and per answer re-run
+    notebook_seconds: int = 60  # wall clock for the whole notebook (enforced by the parent)
+    memory_mib: int = 1536  # address space on top of the warm parent's
+    processes: int = 32  # threads count too; per worker uid
+    file_mib: int = 64  # largest file student code may write
+
+
+UID_BASE = 61000  # worker slot k runs as uid UID_BASE + k: per-uid limits stay per worker
+
+
+class CellTimeout(BaseException):
+    """Raised by the per-cell alarm; BaseException so a bare ``except Exception`` can't eat it."""
+
+
+def run_child(sub: Submission, source: Any, wfd: int, slot: int, limits: Limits,
+              shell: Any, workroot: Path) -> None:
+    """Never returns: grade one submission in this forked process, then ``os._exit``."""
+    code = 0
+    send = _sender(wfd)
+    try:
+        _isolate(wfd)
+        try:
+            nb = read(sub.path)
+        except Unreadable as e:
+            send({"type": "rejected", "reason": str(e)})
+            os._exit(0)
+        home = _private_dir(workroot, sub, slot)
+        _limit(limits, slot)
+        _scrub_env(home)
+        _run(sanitise(nb, source), shell, send, limits)
+        send({"type": "done"})
+    except BaseException as e:  # noqa: BLE001 - whatever happens, the parent reads what was sent
+        code = 3
+        with contextlib.suppress(BaseException):  # the pipe itself may be gone
+            send({"type": "crash", "error": f"{type(e).__name__}: {str(e)[:300]}"})
+    os._exit(code)
+
+
+def _isolate(wfd: int) -> None:
+    os.setsid()  # own process group: the parent kills the whole group
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    # inherited pipes of the other children, the gradebook's SQLite file: all closed
+    os.closerange(3, wfd)
+    os.closerange(wfd + 1, 65536)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _private_dir(workroot: Path, sub: Submission, slot: int) -> Path:
+    home = Path(tempfile.mkdtemp(prefix=f"{sub.student[:20]}-", dir=workroot))
+    (home / sub.path.name).write_bytes(sub.path.read_bytes())  # its own copy, nothing else
+    if os.geteuid() == 0:
+        uid = UID_BASE + slot
+        for p in (home, home / sub.path.name):
+            os.chown(p, uid, uid)
+    home.chmod(0o700)
+    os.chdir(home)
+    return home
+
+
+def _limit(limits: Limits, slot: int) -> None:
+    mib = 2**20
+    vm = _vm_size()
+    resource.setrlimit(resource.RLIMIT_AS, (vm + limits.memory_mib * mib,) * 2)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mib * mib,) * 2)
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.notebook_seconds + 5,) * 2)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if os.geteuid() == 0:  # RLIMIT_NPROC does not bind root: become a nobody first
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes,) * 2)
+        uid = UID_BASE + slot
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+
+
+def _vm_size() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmSize:"):
+            return int(line.split()[1]) * 1024
+    return 4 * 2**30
+
+
+def _scrub_env(home: Path) -> None:
+    # nothing says "grading": no NBGRADER_EXECUTION, no course paths, no tokens of the parent
+    keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL") if k in os.environ}
+    os.environ.clear()
+    os.environ.update(keep, HOME=str(home), MPLBACKEND="Agg", MPLCONFIGDIR=str(home),
+                      OMP_NUM_THREADS="1")
+
+
+def _sender(wfd: int):
+    write, dumps = os.write, json.dumps  # bound now: student code cannot swap them out
+
+    def send(message: dict) -> None:
+        data = (dumps(message, allow_nan=False) + "\n").encode()
+        while data:
+            data = data[write(wfd, data):]
+
+    return send
+
+
+class _Alarm:
+    def __init__(self, seconds: int) -> None:
+        self.seconds = seconds
+
+    def __enter__(self) -> None:
+        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.alarm(self.seconds)
+
+    def __exit__(self, *exc: Any) -> None:
+        signal.alarm(0)
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise CellTimeout
+
+
+def _run(cells: list, shell: Any, send, limits: Limits) -> None:
+    guard = Snapshot()
+    history: list[str] = [""]
+    for index, cell in enumerate(cells):
+        if cell.exercise is not None:
+            guard.restore()
+            send(_collect(cell.exercise, shell, history + [cell.source], limits, index))
+            continue
+        if cell.kind != "code" or not cell.source.strip():
+            continue
+        try:
+            history.append(shell.transform_cell(cell.source))
+        except Exception:  # a syntax error is the student's: IPython reports it when run
+            history.append(cell.source)
+        try:
+            with _Alarm(limits.cell_seconds):
+                result = shell.run_cell(cell.source, store_history=True, silent=False)
+            error = result.error_in_exec or result.error_before_exec
+        except CellTimeout:
+            error = CellTimeout()
+        guard.restore()
+        if isinstance(error, CellTimeout | MemoryError | RecursionError):
+            send({"type": "cell", "cell": index, "error": _why(error, limits)})
+
+
+def _why(error: BaseException, limits: Limits) -> str:
+    if isinstance(error, CellTimeout):
+        return f"stopped after {limits.cell_seconds} s (time limit per cell)"
+    if isinstance(error, MemoryError):
+        return f"ran out of memory (limit {limits.memory_mib} MiB)"
+    return "recursed too deeply"
+
+
+def _collect(exercise_id: str, shell: Any, history: list[str], limits: Limits, index: int) -> dict:
+    """What the grade cell's ``grade()`` would read: the shown answer and each hidden re-run."""
+    ex = registry.get(exercise_id)
+    ns = shell.user_ns
+    answers: list[dict] = []
+    try:
+        with _Alarm(limits.cell_seconds):
+            if ex.answer in ns:
+                answers += selfcheck._public_answer(exercise_id, ns[ex.answer])
+            else:
+                answers.append({"t": "missing", "reason": f"There is no variable {ex.answer!r}: "
+                                "was the answer cell deleted, renamed or not run?"})
+        source = collect.answer_cell_from_history(ex, history)
+        for params in ex.hidden:
+            if source is None:
+                answers.append({"t": "missing", "reason": "the answer cell was not found"})
+                continue
+            with _Alarm(limits.cell_seconds):
+                answers.append(collect.at_params(ex, ns, source, params))
+    except CellTimeout:
+        answers.append({"t": "error", "v": "Timeout", "text": _why(CellTimeout(), limits)})
+    except BaseException as e:  # noqa: BLE001 - student objects can raise anything
+        answers.append({"t": "error", "v": type(e).__name__[:40], "text": str(e)[:200]})
+    answers += [{"t": "missing", "reason": "not reached"}] * (1 + len(ex.hidden) - len(answers))
+    return {"type": "answers", "exercise": exercise_id, "cell": index, "answers": answers}
+
+
+class Snapshot:
+    """The grader's own tools as they were at fork time, put back before each read.
+
+    Student code shares this process, so it can monkeypatch ``autograder``, ``json``,
+    ``torch.Tensor`` methods or builtins to change what the reader sees; restoring them
+    between cells undoes that (new attributes it added stay, and do no harm).
+    """
+
+    MODULES = ("builtins", "contextlib", "json", "torch", "torch._C", "numpy", "math", "types")
+
+    def __init__(self) -> None:
+        mods = [m for name, m in sys.modules.items()
+                if isinstance(m, ModuleType) and (name in self.MODULES or name == "autograder"
+                                                  or name.startswith(("autograder.", "exercises")))]
+        self.saved = [(m.__dict__, dict(m.__dict__)) for m in mods]
+        import torch
+
+        self.types = [(t, dict(vars(t))) for t in (torch.Tensor,)]
+        self.builtins = dict(vars(builtins))
+
+    def restore(self) -> None:
+        for live, saved in self.saved:
+            for k, v in saved.items():
+                if live.get(k, _MISSING) is not v:
+                    live[k] = v
+        for t, saved in self.types:
+            for k, v in saved.items():
+                if k != "__dict__" and vars(t).get(k, _MISSING) is not v:
+                    with contextlib.suppress(AttributeError, TypeError):
+                        setattr(t, k, v)
+            for k in [k for k in vars(t) if k not in saved]:
+                with contextlib.suppress(AttributeError, TypeError):
+                    delattr(t, k)
+
+
+_MISSING = object()
