@@ -14,6 +14,13 @@ _EXPORTS = {
     "Feedback": "autograder.feedback",
     "draw_graph": "autograder.visual.graph",
     "describe_graph": "autograder.visual.graph",
+    "tangent_explorer": "autograder.visual.widgets",
+    "chain_rule_stepper": "autograder.visual.widgets",
+    "kink_explorer": "autograder.visual.widgets",
+    "accumulation_stepper": "autograder.visual.widgets",
+    "vjp_explorer": "autograder.visual.widgets",
+    "descent_stepper": "autograder.visual.widgets",
+    "meta_gradient_explorer": "autograder.visual.widgets",
 }
 
 __all__ = sorted(_EXPORTS)

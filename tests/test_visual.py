@@ -126,3 +126,158 @@ def test_sixty_nodes_stay_readable():
         for b in boxes[i + 1:]:
             assert not a.overlaps(b), "two boxes of the drawing overlap"
     assert fig.get_figwidth() <= 15
+
+
+# ---------------------------------------------------------------- widgets
+# Each test drives the widget's own controls, then checks the numbers on display against a
+# torch computation made here and a closed form (or finite difference) worked independently.
+
+import re  # noqa: E402
+
+import ipywidgets  # noqa: E402
+
+from autograder import (  # noqa: E402
+    accumulation_stepper,
+    chain_rule_stepper,
+    descent_stepper,
+    kink_explorer,
+    meta_gradient_explorer,
+    tangent_explorer,
+    vjp_explorer,
+)
+from autograder.visual.widgets import num  # noqa: E402
+
+
+def shown(box) -> str:
+    return box.readout.value
+
+
+def moved(box, control: str, value) -> bytes:
+    """Set a control; return the plot before, so the caller can see that it changed."""
+    before = bytes(box.plot.value)
+    box.controls[control].value = value
+    return before
+
+
+def test_every_widget_is_a_displayable_widget_with_a_plot():
+    for make in (tangent_explorer, chain_rule_stepper, kink_explorer, accumulation_stepper,
+                 vjp_explorer, descent_stepper, meta_gradient_explorer):
+        box = make()
+        assert isinstance(box, ipywidgets.VBox) and "gradtutor-widget" in box._dom_classes
+        assert bytes(box.plot.value).startswith(b"\x89PNG")
+        assert box.numbers and "Could not compute" not in shown(box)
+
+
+def test_tangent_explorer_matches_the_analytic_derivative_as_x_moves():
+    box = tangent_explorer()
+    for x in (-2.5, 0.0, 1.75):
+        before = moved(box, "x", x)
+        x_ = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+        (x_**3 - 2 * x_).backward()
+        assert box.numbers["grad"] == pytest.approx(x_.grad.item())
+        assert box.numbers["witness"] == pytest.approx(3 * x**2 - 2)
+        assert f"<b>{num(x_.grad.item())}</b>" in shown(box)
+        assert bytes(box.plot.value) != before
+
+
+def test_tangent_explorer_with_a_student_function_uses_finite_differences():
+    box = tangent_explorer(torch.sin, x0=0.5)
+    assert box.numbers["grad"] == pytest.approx(torch.cos(torch.tensor(0.5)).item(), abs=1e-6)
+    assert "finite difference" in shown(box)
+    broken = tangent_explorer(lambda t: torch.stack([t, t]))
+    assert "Could not compute this" in shown(broken) and "single number" in shown(broken)
+
+
+def test_chain_rule_stepper_walks_forward_then_backward():
+    box = chain_rule_stepper()
+    assert box.numbers["step"] == 0 and "Forward" in shown(box)
+    first = bytes(box.plot.value)
+    for _ in range(20):  # clicking past the end stays at the end
+        box.controls["Next ▶"].click()
+    assert box.numbers["step"] == 8 and bytes(box.plot.value) != first
+    x = torch.tensor(2.0, requires_grad=True)
+    y = torch.tensor(3.0, requires_grad=True)
+    (x * y + x**2).backward()
+    assert box.numbers["x_grad"] == x.grad.item() == 3.0 + 2 * 2.0  # y + 2x
+    assert box.numbers["x_from_a"] + box.numbers["x_from_b"] == box.numbers["x_grad"]
+    words = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", shown(box)))
+    assert f"x.grad (autograd) {num(x.grad.item())} by hand: y + 2x {num(3.0 + 4.0)}" in words
+    box.controls["x"].value = -1.5
+    assert box.numbers["x_grad"] == 3.0 + 2 * -1.5
+    box.controls["Restart"].click()
+    assert box.numbers["step"] == 0
+
+
+def test_kink_explorer_shows_each_convention_at_zero():
+    box = kink_explorer()
+    assert box.controls["x"].value == 0.0
+    # the mechanism each explanation names, applied by hand at x = 0
+    expected = {"torch.relu(x)": 0.0,  # mask out > 0 is False
+                "x.abs()": 0.0,  # sign(0)
+                "x.clamp(min=0)": 1.0,  # boundary inside the range
+                "torch.maximum(x, 0)": 0.5,  # a tie splits the gradient in two
+                "torch.where(x > 0, x, 0)": 0.0}  # condition False: constant branch
+    for name, grad in expected.items():
+        box.controls["function"].value = name
+        assert box.numbers["grad"] == grad, name
+        assert box.numbers["left"] != box.numbers["right"]  # it really is a corner
+        assert "corner" in shown(box)
+    before = moved(box, "x", 0.5)
+    assert box.numbers["grad"] == pytest.approx(box.numbers["right"]) and "smooth" in shown(box)
+    assert bytes(box.plot.value) != before
+
+
+def test_accumulation_stepper_adds_on_each_backward_and_zeroes():
+    box = accumulation_stepper()
+    assert "None" in shown(box)
+    for calls in (1, 2, 3):
+        box.controls["y.backward()"].click()
+        assert box.numbers["grad"] == calls * 2 * 2.0  # n times dy/dx = 2x at x = 2
+    assert "<b>12.0</b>" in shown(box)
+    box.controls["x.grad.zero_()"].click()
+    assert box.numbers["grad"] == 0.0
+    box.controls["x"].value = 3.0  # a new leaf starts empty
+    assert box.numbers["calls"] == 0 and box.numbers["per_call"] == 6.0
+
+
+def test_vjp_explorer_reproduces_both_seed_cases():
+    box = vjp_explorer()
+    grads = [box.numbers[f"grad{i}"] for i in range(3)]
+    assert grads == [2.0, 4.0, 6.0] == [2 * v for v in (1.0, 2.0, 3.0)]
+    before = bytes(box.plot.value)
+    box.controls["v = [1.0, 0.0, 2.0]"].click()
+    assert [box.numbers[f"grad{i}"] for i in range(3)] == [2.0, 0.0, 12.0]
+    assert "<b>[2.0, 0.0, 12.0]</b>" in shown(box) and bytes(box.plot.value) != before
+    box.controls["v2"].value = -0.5
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x**2).backward(torch.tensor([1.0, -0.5, 2.0]))
+    assert [box.numbers[f"grad{i}"] for i in range(3)] == x.grad.tolist()
+
+
+def test_descent_stepper_takes_the_seed_step_and_follows_the_learning_rate():
+    box = descent_stepper()
+    box.controls["Step"].click()
+    w = torch.tensor(1.0, requires_grad=True)
+    ((w - 3) ** 2).backward()
+    assert box.numbers["w"] == pytest.approx((w - 0.1 * w.grad).item())
+    assert "<b>1.4</b>" in shown(box)
+    box.controls["Reset"].click()
+    box.controls["lr"].value = 0.5  # half the curvature's inverse: lands on the minimum
+    box.controls["Step"].click()
+    assert box.numbers["w"] == pytest.approx(3.0)
+    box.controls["Reset"].click()
+    box.controls["lr"].value = 1.1
+    box.controls["5 steps"].click()
+    assert abs(box.numbers["w"] - 3) > 2 and "diverges" in shown(box)
+
+
+def test_meta_gradient_explorer_matches_the_reference_problem():
+    box = meta_gradient_explorer()
+    m = box.numbers
+    assert m["full"] == pytest.approx(m["full_by_hand"], abs=1e-12)
+    assert m["cut"] == pytest.approx(m["cut_by_hand"], abs=1e-12)
+    assert num(m["full"], 7) == "-6.108486" and num(m["cut"], 7) == "-6.054"  # the seed's values
+    assert "<b>-6.108486</b>" in shown(box) and "<b>-6.054</b>" in shown(box)
+    before = moved(box, "alpha", 0.1)
+    gap = box.numbers["full"] - box.numbers["cut"]
+    assert abs(gap) > 0.1 and bytes(box.plot.value) != before
