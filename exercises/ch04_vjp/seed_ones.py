@@ -1,0 +1,73 @@
+"""Reference set 002, 4.2 (first seed): y = x², x = [1, 2, 3], y.backward([1, 1, 1]) → [2, 4, 6]."""
+
+import torch
+
+from autograder.exercise import Exercise, Wrong
+from autograder.numeric import vjp
+
+from ._common import TensorOrSlip
+
+
+def reference(x0: list[float], v: list[float]) -> torch.Tensor:
+    x = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+    (x**2).backward(torch.tensor(v, dtype=torch.float64))
+    return x.grad
+
+
+def analytic(x0: list[float], v: list[float]) -> list[float]:
+    # J = diag(2x), so vᵀJ = [v_i · 2x_i]
+    return [vi * 2 * xi for xi, vi in zip(x0, v, strict=True)]
+
+
+def finite_diff(x0: list[float], v: list[float]) -> torch.Tensor:
+    return vjp(lambda t: t**2, torch.tensor(x0), torch.tensor(v, dtype=torch.float64))
+
+
+EXERCISE = Exercise(
+    id="seed_ones",
+    chapter=4,
+    title="A seed of ones",
+    prompt=r"""
+```python
+x = torch.tensor({{x0}}, requires_grad=True)
+y = x ** 2
+y.backward(torch.tensor({{v}}))
+```
+
+What is `x.grad` now? Compute it with torch, or from the Jacobian by hand.
+""",
+    setup="""x0 = {{x0}}
+v = {{v}}""",
+    answer="grad_ones",
+    solution="""x = torch.tensor(x0, requires_grad=True)
+y = x ** 2
+y.backward(torch.tensor(v))
+grad_ones = x.grad""",
+    kind=TensorOrSlip(shape=(3,), slips=((), (3, 3))),
+    params={"x0": [1.0, 2.0, 3.0], "v": [1.0, 1.0, 1.0]},
+    hidden=({"x0": [-0.5, 1.5, 2.5], "v": [1.0, 1.0, 1.0]},),
+    draw=lambda rng: {"x0": [rng.uniform(-3, 3) for _ in range(3)], "v": [1.0, 1.0, 1.0]},
+    reference=reference,
+    analytic=analytic,
+    finite_diff=finite_diff,
+    wrong=(
+        Wrong("seed_returned", lambda x0, v: v,
+              "That is the seed itself. The seed is the gradient arriving at y from above; "
+              "backward() carries it through the squaring, where each entry is multiplied by the "
+              "local derivative 2x_i, before it lands in x.grad.",
+              "Write the Jacobian of y = x² and multiply the seed into it."),
+        Wrong("vjp_summed", lambda x0, v: sum(vi * 2 * xi for xi, vi in zip(x0, v, strict=True)),
+              "You added the entries up into one number. x.grad always has the shape of x: "
+              "entry j is Σ_i v_i ∂y_i/∂x_j, a sum over the outputs i for each input j separately, "
+              "not one sum over everything.",
+              "How many numbers does x hold, and so how many does x.grad hold?"),
+        Wrong("grad_is_jacobian", lambda x0, v: torch.diag(2 * torch.tensor(x0, dtype=torch.float64)),
+              "That is the whole Jacobian diag(2x). backward() never builds it: it only computes "
+              "one vector-Jacobian product vᵀJ, a vector with the shape of x.",
+              "Multiply the row vector of seeds into the Jacobian."),
+        Wrong("value_not_derivative", lambda x0, v: [xi**2 for xi in x0],
+              "That is y, the output values. x.grad holds how y changes when x is nudged, weighted "
+              "by the seed.",
+              "Differentiate x² before you plug in the numbers."),
+    ),
+)
