@@ -12,6 +12,8 @@ import warnings
 from functools import cache
 from typing import Any
 
+import torch
+
 from . import misconceptions, registry
 from .exercise import Exercise, Params
 from .feedback import Feedback
@@ -127,10 +129,20 @@ def _summary(ex: Exercise, results: list[dict]) -> str:
         shown = ", ".join(public["cells"][:6])
         return f"Some entries are not right yet: {shown}."
     if public["status"] == "wrong" and public.get("wrong") is None:
-        return "This is not the value PyTorch gives, and it matches none of the usual mistakes."
+        return _shape_note(ex, public) or (
+            "This is not the value PyTorch gives, and it matches none of the usual mistakes.")
     if public["status"] == "wrong":
         return "This is a known mistake."
     return public.get("message", "")
+
+
+def _shape_note(ex: Exercise, public: dict) -> str | None:
+    """Kinds may read answers of a slip's shape so they can be diagnosed; say so if undiagnosed."""
+    got, ref = public.get("canonical"), reference(ex.id, 0)
+    if isinstance(got, torch.Tensor) and isinstance(ref, torch.Tensor) and got.shape != ref.shape:
+        return (f"Your answer has shape {tuple(got.shape)}, but the expected answer has shape "
+                f"{tuple(ref.shape)}: count how many numbers it should hold, and why.")
+    return None
 
 
 def _constant(ex: Exercise, results: list[dict]) -> bool:
