@@ -79,7 +79,13 @@ CATALOGUE: dict[str, str] = {
     "lr_dropped": "The learning rate scales the gradient in the update",
     "detach_shares_version": "detach() shares storage and the version counter with its source",
     # chapter 7 additions
+    "sqrt_slope_at_zero": "sqrt has an infinite slope at 0; clamping its input does not remove it",
+    "anomaly_first_nan": "Anomaly mode names the first backward node that outputs NaN",
     # chapter 8 additions
+    "hessian_rows": "Row i of the Hessian is the gradient of the i-th gradient entry, not of their sum",
+    "quadratic_hessian": "The Hessian of xᵀMx is M + Mᵀ, which is 2M only for symmetric M",
+    "hvp_vector": "A Hessian-vector product differentiates g·v once more; v is not applied to g",
+    "inner_gradient_reported": "The inner loss's gradient was given instead of the outer loss's",
 }
 
 

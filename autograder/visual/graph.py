@@ -85,6 +85,8 @@ class Graph:
 # ---------------------------------------------------------------- numbers in words
 
 def _num(v: float) -> str:
+    if v != v or abs(v) == float("inf"):  # NaN and inf gradients are exactly what ch. 7 shows
+        return str(v)
     if v == int(v) and abs(v) < 1e6:
         return f"{v:.1f}"
     return f"{v:.4g}"
