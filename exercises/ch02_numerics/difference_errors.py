@@ -36,18 +36,19 @@ $$\text{forward} = \frac{f(x_0 + h) - f(x_0)}{h}, \qquad
 \text{central} = \frac{f(x_0 + h) - f(x_0 - h)}{2h},$$
 
 and give their **errors**, each as *estimate minus exact derivative*, as a list
-`[forward_error, central_error]`. Compute in float64 (plain Python floats are float64).
+`fd_errors = [forward_error, central_error]`. Compute in float64 (plain Python floats are
+float64).
 """,
     setup="x0, h = {{x0}}, {{h}}",
-    answer="errors",
-    placeholder="errors = ...  # [forward estimate - f'(x0), central estimate - f'(x0)]",
+    answer="fd_errors",
+    placeholder="fd_errors = ...  # [forward estimate - f'(x0), central estimate - f'(x0)]",
     solution="""def f(x):
     return x**3
 
 exact = 3 * x0**2
 forward = (f(x0 + h) - f(x0)) / h
 central = (f(x0 + h) - f(x0 - h)) / (2 * h)
-errors = [forward - exact, central - exact]""",
+fd_errors = [forward - exact, central - exact]""",
     kind=Tensor(shape=(2,), rtol=1e-3, atol=1e-6),
     params={"x0": 2.0, "h": 0.1},
     hidden=({"x0": -1.5, "h": 0.05}, {"x0": 0.7, "h": 0.2}),

@@ -59,8 +59,8 @@ def f(b):
     return -a0**3 + math.sin(3 * b) - 1 / c0 + b**2.5 - a0**0.5
 
 exact = 3 * math.cos(3 * b0) + 2.5 * b0**1.5
-errors = [abs((f(b0 + h) - f(b0 - h)) / (2 * h) - exact) for h in steps]
-best_h = steps[errors.index(min(errors))]""",
+step_errors = [abs((f(b0 + h) - f(b0 - h)) / (2 * h) - exact) for h in steps]
+best_h = steps[step_errors.index(min(step_errors))]""",
     kind=Number(rtol=1e-6, atol=0.0),
     params={"a0": 2.0, "b0": 3.0, "c0": 4.0},
     hidden=({"a0": 1.5, "b0": 0.8, "c0": -2.5},),

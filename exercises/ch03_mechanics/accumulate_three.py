@@ -37,12 +37,12 @@ What is `x.grad` after the loop? Answer in terms of `x0` and `n` from the setup 
 the loop yourself).
 """,
     setup="x0, n = {{x0}}, {{n}}",
-    answer="x_grad",
+    answer="grad_after_loop",
     solution="""x = torch.tensor(x0, requires_grad=True)
 for step in range(n):
     y = x**2
     y.backward()
-x_grad = x.grad""",
+grad_after_loop = x.grad""",
     kind=Number(),
     params={"x0": 2.0, "n": 3},
     hidden=({"x0": -1.5, "n": 4}, {"x0": 0.75, "n": 5}),

@@ -42,16 +42,16 @@ What happens on the last line? Give the class of the exception it raises (e.g. `
 or its name as a string), or `None` if it runs without error.
 """,
     setup="x0 = {{x0}}",
-    answer="error",
-    placeholder="error = ...  # an exception class such as ValueError, or None",
+    answer="second_call_error",
+    placeholder="second_call_error = ...  # an exception class such as ValueError, or None",
     solution="""x = torch.tensor(x0, requires_grad=True)
 y = x**3
 y.backward()
 try:
     y.backward()
-    error = None
+    second_call_error = None
 except Exception as e:
-    error = type(e)""",
+    second_call_error = type(e)""",
     kind=Choice(options=OPTIONS),
     params={"x0": 3.0},
     hidden=({"x0": -2.0},),

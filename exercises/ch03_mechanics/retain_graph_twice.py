@@ -36,12 +36,12 @@ This time the graph is built **once** and walked twice; `retain_graph=True` keep
 after the first walk. What is `x.grad` at the end? Answer in terms of `x0` or run it.
 """,
     setup="x0 = {{x0}}",
-    answer="x_grad",
+    answer="grad_after_two_walks",
     solution="""x = torch.tensor(x0, requires_grad=True)
 y = x**3
 y.backward(retain_graph=True)
 y.backward()
-x_grad = x.grad""",
+grad_after_two_walks = x.grad""",
     kind=Number(),
     params={"x0": 3.0},
     hidden=({"x0": -1.5}, {"x0": 0.5}),
