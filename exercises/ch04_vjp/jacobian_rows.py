@@ -102,10 +102,16 @@ def f(x):
               "the passes, so each backward added onto the previous row instead of replacing it.",
               "What does backward() do to a .grad that already holds numbers?"),
         Wrong("onehot_seed", lambda A, g, x0: _t(analytic(A, g, x0)).sum(0).expand(2, 3),
-              "Every row of your answer is the sum of all rows: each pass used an all-ones seed "
-              "(or f(x).sum()), which adds the outputs together. A one-hot seed asks about one "
-              "output at a time.",
-              "For row i, which seed keeps output i and silences the others?"),
+              "Every row of your answer is the sum of all rows. Either each pass used an all-ones "
+              "seed (or f(x).sum()), which adds the outputs together, where a one-hot seed asks "
+              "about one output at a time; or x.grad was neither cleared nor copied, so backward "
+              "kept adding into one tensor and every row you kept is that tensor's final sum.",
+              "Check the seed of each pass, and what x.grad holds when you store it."),
+        Wrong("accumulation", lambda A, g, x0: _t(analytic(A, g, x0))[-1].expand(2, 3),
+              "Every row of your answer is the last row. x.grad is one tensor that backward "
+              "updates in place: you stored that same tensor for every row, so zeroing it and "
+              "refilling it changed the rows you had already kept.",
+              "Store a copy of x.grad for each row, not x.grad itself."),
         Wrong("chain_rule_dropped", lambda A, g, x0: _t(A),
               "That is A alone: the derivative of the elementwise function g went missing. Each "
               "column j of the Jacobian is scaled by g'(x_j).",
