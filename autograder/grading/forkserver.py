@@ -29,7 +29,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 from .submission import Submission  # noqa: E402
-from .worker import UID_BASE, Limits, run_child  # noqa: E402
+from .worker import Limits, run_child, uid_block  # noqa: E402
 
 MAX_OUTPUT_BYTES = 8 * 2**20  # answers are small; a child flooding its pipe is cut off
 MAX_LINE_BYTES = 2 * 2**20
@@ -115,7 +115,7 @@ def _preimport(source: Any) -> None:
 class _Running:
     pid: int
     rfd: int
-    slot: int
+    uid: int  # the worker's own uid, also its slot
     outcome: Outcome
     deadline: float
     started: float
@@ -130,7 +130,7 @@ def grade_all(jobs: Iterable[tuple[Submission, Any]], *, workers: int, limits: L
     """Run every (submission, source notebook) job in a forked child, ``workers`` at a time."""
     pending = list(jobs)[::-1]
     running: dict[int, _Running] = {}
-    free = list(range(max(1, workers)))[::-1]
+    free = [uid_block(os.getpid()) + k for k in range(max(1, workers))][::-1]
     sel = selectors.DefaultSelector()
     workroot = Path(tempfile.mkdtemp(prefix="gradtutor-work-"))
     workroot.chmod(0o711)  # children may enter their own folder, not list the others
@@ -148,7 +148,7 @@ def grade_all(jobs: Iterable[tuple[Submission, Any]], *, workers: int, limits: L
                 if run.status is not None and run.eof:
                     del running[run.rfd]
                     os.close(run.rfd)
-                    free.append(run.slot)
+                    free.append(run.uid)
                     run.outcome.duration_s = time.monotonic() - run.started
                     on_done(run.outcome)
     finally:
@@ -157,17 +157,17 @@ def grade_all(jobs: Iterable[tuple[Submission, Any]], *, workers: int, limits: L
         shutil.rmtree(workroot, ignore_errors=True)
 
 
-def _start(sub: Submission, source: Any, slot: int, limits: Limits, shell: Any,
+def _start(sub: Submission, source: Any, uid: int, limits: Limits, shell: Any,
            workroot: Path) -> _Running:
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child: never returns
         os.close(rfd)
-        run_child(sub, source, wfd, slot, limits, shell, workroot)
+        run_child(sub, source, wfd, uid, limits, shell, workroot)
     os.close(wfd)
     os.set_blocking(rfd, False)
     now = time.monotonic()
-    return _Running(pid, rfd, slot, Outcome(sub), now + limits.notebook_seconds, now)
+    return _Running(pid, rfd, uid, Outcome(sub), now + limits.notebook_seconds, now)
 
 
 def _read(run: _Running, sel: selectors.BaseSelector) -> None:
@@ -211,7 +211,7 @@ def _poll(run: _Running, sel: selectors.BaseSelector) -> None:
         pid, status = os.waitpid(run.pid, os.WNOHANG)
         if pid:
             run.status = status
-            _reap_uid(run.slot)  # stray grandchildren may still hold the pipe open
+            _reap_uid(run.uid)  # stray grandchildren may still hold the pipe open
             if not run.outcome.ended:
                 run.outcome.ended = _exit_reason(status)
         elif time.monotonic() > run.deadline:
@@ -241,18 +241,18 @@ def _kill(run: _Running) -> None:
             _, run.status = os.waitpid(run.pid, 0)
         except ChildProcessError:
             run.status = 0
-    _reap_uid(run.slot)
+    _reap_uid(run.uid)
 
 
-def _reap_uid(slot: int) -> None:
-    """Kill every process of the slot's uid: ``kill(-1)`` as that uid reaches exactly those."""
+def _reap_uid(uid: int) -> None:
+    """Kill every process of a worker uid: ``kill(-1)`` as that uid reaches exactly those."""
     if os.geteuid() != 0:
         return
     pid = os.fork()
     if pid == 0:
         try:
-            os.setgid(UID_BASE + slot)
-            os.setuid(UID_BASE + slot)
+            os.setgid(uid)
+            os.setuid(uid)
             for _ in range(3):
                 os.kill(-1, signal.SIGKILL)
         except BaseException:  # noqa: BLE001

@@ -35,14 +35,23 @@ class Limits:
     file_mib: int = 64  # largest file student code may write
 
 
-UID_BASE = 61000  # worker slot k runs as uid UID_BASE + k: per-uid limits stay per worker
+UID_BASE = 200_000
+
+
+def uid_block(batch_pid: int) -> int:
+    """The first worker uid of the batch run by ``batch_pid``: worker k runs as this + k.
+
+    Per-uid limits (RLIMIT_NPROC) and the final ``kill(-1)`` reach exactly one worker, and two
+    batches on one machine (their pids differ) do not share uids.
+    """
+    return UID_BASE + (batch_pid % 100_000) * 256
 
 
 class CellTimeout(BaseException):
     """Raised by the per-cell alarm; BaseException so a bare ``except Exception`` can't eat it."""
 
 
-def run_child(sub: Submission, source: Any, wfd: int, slot: int, limits: Limits,
+def run_child(sub: Submission, source: Any, wfd: int, uid: int, limits: Limits,
               shell: Any, workroot: Path) -> None:
     """Never returns: grade one submission in this forked process, then ``os._exit``."""
     code = 0
@@ -54,8 +63,8 @@ def run_child(sub: Submission, source: Any, wfd: int, slot: int, limits: Limits,
         except Unreadable as e:
             send({"type": "rejected", "reason": str(e)})
             os._exit(0)
-        home = _private_dir(workroot, sub, slot)
-        _limit(limits, slot)
+        home = _private_dir(workroot, sub, uid)
+        _limit(limits, uid)
         _scrub_env(home)
         _run(sanitise(nb, source), shell, send, limits)
         send({"type": "done"})
@@ -76,13 +85,13 @@ def _isolate(wfd: int) -> None:
     os.closerange(wfd + 1, 65536)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-big file is an OSError, not a death
 
 
-def _private_dir(workroot: Path, sub: Submission, slot: int) -> Path:
+def _private_dir(workroot: Path, sub: Submission, uid: int) -> Path:
     home = Path(tempfile.mkdtemp(prefix=f"{sub.student[:20]}-", dir=workroot))
     (home / sub.path.name).write_bytes(sub.path.read_bytes())  # its own copy, nothing else
     if os.geteuid() == 0:
-        uid = UID_BASE + slot
         for p in (home, home / sub.path.name):
             os.chown(p, uid, uid)
     home.chmod(0o700)
@@ -90,7 +99,7 @@ def _private_dir(workroot: Path, sub: Submission, slot: int) -> Path:
     return home
 
 
-def _limit(limits: Limits, slot: int) -> None:
+def _limit(limits: Limits, uid: int) -> None:
     mib = 2**20
     vm = _vm_size()
     resource.setrlimit(resource.RLIMIT_AS, (vm + limits.memory_mib * mib,) * 2)
@@ -99,7 +108,6 @@ def _limit(limits: Limits, slot: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if os.geteuid() == 0:  # RLIMIT_NPROC does not bind root: become a nobody first
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes,) * 2)
-        uid = UID_BASE + slot
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)

@@ -1,0 +1,110 @@
+"""A throwaway nbgrader course with synthetic submissions, for grading tests.
+
+Answers are typed into the released notebook's answer cells, as a student would: the solution,
+a known wrong answer written as a literal, or a typed-in copy of the correct value at the shown
+parameters (which the hidden variants must catch).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import torch
+from nbformat import NotebookNode
+
+from autograder import registry
+from autograder.build import course as build
+from autograder.exercise import Exercise
+from autograder.registry import Chapter
+
+
+def first_chapter() -> Chapter:
+    return registry.chapters()[0]
+
+
+def make_course(root: Path, chapter: Chapter) -> NotebookNode:
+    """Source + gradebook + release for one chapter; returns the released notebook."""
+    shutil.rmtree(root, ignore_errors=True)
+    build.write_source(chapter, root)
+    return nbformat.read(build.release(chapter, root), as_version=4)
+
+
+def exercises_of(nb: NotebookNode) -> list[Exercise]:
+    ids = registry.ids()
+    return [registry.get(c.metadata["nbgrader"]["grade_id"]) for c in nb.cells
+            if c.metadata.get("nbgrader", {}).get("grade") and c.metadata["nbgrader"]["grade_id"] in ids]
+
+
+def source_literal(value: Any) -> str:
+    """Python source a student could type for a reference-like value."""
+    if isinstance(value, torch.Tensor):
+        return f"torch.tensor({source_literal(value.detach().double().tolist())}, dtype=torch.float64)"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {source_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(source_literal(v) for v in value) + "]"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f'float("{value}")'
+    return repr(value)
+
+
+def typed(ex: Exercise, value: Any) -> str:
+    """An answer cell that types ``value`` in (a function answer returns it)."""
+    text = source_literal(value)
+    if ex.is_function:
+        return f"def {ex.answer}(*args, **kwargs):\n    return {text}"
+    return f"{ex.answer} = {text}"
+
+
+def solution(ex: Exercise) -> str:
+    return ex.solution.strip()
+
+
+def wrong(ex: Exercise, k: int) -> str | None:
+    if k >= len(ex.wrong):
+        return None
+    return typed(ex, ex.wrong[k].value(**ex.params))
+
+
+def hardcoded(ex: Exercise) -> str:
+    return typed(ex, ex.reference(**ex.params))
+
+
+def index(nb: NotebookNode, grade_id: str) -> int | None:
+    for i, c in enumerate(nb.cells):
+        if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+            return i
+    return None
+
+
+def answered(released: NotebookNode, answer: Callable[[Exercise], str | None]) -> NotebookNode:
+    """A copy of the released notebook with each answer cell replaced by ``answer(ex)``."""
+    nb = copy.deepcopy(released)
+    for ex in exercises_of(nb):
+        code = answer(ex)
+        at = index(nb, f"{ex.id}-answer")
+        if code is not None and at is not None:
+            nb.cells[at].source = code
+    return nb
+
+
+def submit(root: Path, student: str, chapter: Chapter, nb: NotebookNode | str | bytes) -> Path:
+    path = root / "submitted" / student / chapter.slug / f"{chapter.slug}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(nb, bytes):
+        path.write_bytes(nb)
+    elif isinstance(nb, str):
+        path.write_text(nb)
+    else:
+        nbformat.write(nb, path)
+    return path
+
+
+def released(root: Path, chapter: Chapter) -> NotebookNode:
+    return nbformat.read(root / "release" / chapter.slug / f"{chapter.slug}.ipynb", as_version=4)

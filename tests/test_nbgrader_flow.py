@@ -1,0 +1,212 @@
+"""The course through the real nbgrader CLI and gradebook, and `gradtutor grade` agreeing with it.
+
+One synthetic class (chapter 1) is graded twice, from two copies of the same course: by
+`nbgrader autograde` (a kernel per notebook, grade cells judged in the kernel) and by
+`gradtutor grade` (forked workers, trusted judging). The gradebooks must agree exercise by
+exercise.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from hostile import kit
+from nbformat.v4 import new_code_cell
+
+from autograder import registry
+from autograder.build import course as build
+from autograder.grading.store import gradebook_scores
+
+pytestmark = pytest.mark.slow
+GRADTUTOR = str(Path(sys.executable).parent / "gradtutor")
+
+
+def _class(released: nbformat.NotebookNode) -> dict[str, nbformat.NotebookNode]:
+    exs = kit.exercises_of(released)
+    subs = {"solution": kit.answered(released, kit.solution), "blank": released,
+            "hardcoded": kit.answered(released, kit.hardcoded)}
+    for k in range(max(len(ex.wrong) for ex in exs)):
+        subs[f"wrong{k}"] = kit.answered(released, lambda ex, k=k: kit.wrong(ex, k) or kit.solution(ex))
+    subs["broken"] = _broken(kit.answered(released, kit.solution), exs)
+    return subs
+
+
+def _broken(nb: nbformat.NotebookNode, exs: list) -> nbformat.NotebookNode:
+    """Noise on stderr first; exercise 1: answer cell deleted; 2: grade cell deleted;
+    3: grade cell forged to print 1; the rest answered right."""
+    nb = copy.deepcopy(nb)
+    nb.cells.insert(1, new_code_cell(
+        "import sys, warnings\nimport torch\nprint('noise on stderr', file=sys.stderr)\n"
+        "warnings.warn('a warning')\n_t = torch.ones(1, requires_grad=True) * 2\n_t.grad  # UserWarning"))
+    doomed = [kit.index(nb, f"{exs[0].id}-answer")]
+    if len(exs) > 1:
+        doomed.append(kit.index(nb, exs[1].id))
+    if len(exs) > 2:
+        nb.cells[kit.index(nb, exs[2].id)].source = "1.0"
+    nb.cells = [c for i, c in enumerate(nb.cells) if i not in doomed]
+    return nb
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    chapter = kit.first_chapter()
+    ours = tmp_path_factory.mktemp("flow") / "ours"
+    released = kit.make_course(ours, chapter)
+    subs = _class(released)
+    for student, nb in subs.items():
+        kit.submit(ours, student, chapter, nb)
+    theirs = ours.parent / "theirs"
+    shutil.copytree(ours, theirs)
+    build.nbgrader("autograde", chapter.slug, "--force", course=theirs)
+    csv = ours.parent / "scores.csv"
+    done = subprocess.run([GRADTUTOR, "grade", str(ours), "--csv", str(csv), "--workers", "2"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return {"chapter": chapter, "ours": ours, "theirs": theirs, "students": list(subs),
+            "exercises": kit.exercises_of(released), "csv": csv, "log": done.stderr}
+
+
+def test_same_scores_as_nbgrader_autograde(graded: dict) -> None:
+    ours, theirs = gradebook_scores(graded["ours"]), gradebook_scores(graded["theirs"])
+    assert set(ours) == set(theirs)
+    assert len(ours) == len(graded["students"]) * len(graded["exercises"])
+    differ = {k: (ours[k], theirs[k]) for k in ours if ours[k] != pytest.approx(theirs[k])}
+    assert not differ, f"(ours, nbgrader autograde) differ: {differ}"
+
+
+def test_scores_mean_what_they_should(graded: dict) -> None:
+    scores, slug = gradebook_scores(graded["ours"]), graded["chapter"].slug
+    for ex in graded["exercises"]:
+        full = ex.points
+        assert scores[("solution", slug, ex.id)] == full
+        assert scores[("blank", slug, ex.id)] == 0
+        if ex.wrong:
+            assert scores[("wrong0", slug, ex.id)] == 0
+        hard = scores[("hardcoded", slug, ex.id)]
+        if ex.hidden and not _constant_answer(ex):
+            assert 0 < hard < full, f"{ex.id}: a typed-in number must fail the hidden variants"
+            assert isinstance(hard, float)
+    exs = graded["exercises"]
+    assert scores[("broken", slug, exs[0].id)] == 0  # answer cell gone
+    # a deleted grade cell comes back, a forged one is restored, noise on stderr costs nothing
+    for ex in exs[1:]:
+        assert scores[("broken", slug, ex.id)] == ex.points
+
+
+def _constant_answer(ex) -> bool:
+    """Exercises whose right answer does not depend on the parameters (hard-coding is right)."""
+    from autograder.judge import reference
+
+    return all(ex.kind.same(reference(ex.id, 0), reference(ex.id, i))
+               for i in range(1, len(ex.variants())))
+
+
+def test_csv_and_results_files(graded: dict) -> None:
+    lines = graded["csv"].read_text().splitlines()
+    assert lines[0] == "student,assignment,exercise,points,max_points,verdict,misconception"
+    assert len(lines) == 1 + len(graded["students"]) * len(graded["exercises"])
+    assert "wrong0" in graded["csv"].read_text() and "correct" in graded["csv"].read_text()
+    for row in lines[1:]:
+        if row.startswith("wrong0,"):
+            student, _, exercise, points, _, verdict, misconception = row.split(",")
+            ex = registry.get(exercise)
+            if ex.wrong and float(points) == 0:
+                assert verdict == "wrong" and misconception == ex.wrong[0].misconception
+
+
+def test_rerun_skips_graded_and_force_regrades(graded: dict) -> None:
+    before = gradebook_scores(graded["ours"])
+    again = subprocess.run([GRADTUTOR, "grade", str(graded["ours"])], capture_output=True, text=True)
+    assert again.returncode == 0
+    assert f"{len(graded['students'])} already graded, 0 to grade" in again.stderr
+    forced = subprocess.run([GRADTUTOR, "grade", str(graded["ours"]), "--force", "--assignment",
+                             graded["chapter"].slug], capture_output=True, text=True)
+    assert forced.returncode == 0
+    assert f"0 already graded, {len(graded['students'])} to grade" in forced.stderr
+    assert gradebook_scores(graded["ours"]) == before
+
+
+def test_nbgrader_generate_feedback_hides_hidden_tests(graded: dict) -> None:
+    slug = graded["chapter"].slug
+    build.nbgrader("generate_feedback", slug, "--force", course=graded["theirs"])
+    html = (graded["theirs"] / "feedback" / "solution" / slug / f"{slug}.html").read_text()
+    text = re.sub(r"<[^>]+>", "", html)  # code is syntax-highlighted span by span
+    assert "BEGIN HIDDEN TESTS" not in text and "grade(" not in text
+    assert "check(" in text  # the visible part of the grade cell is still there
+
+
+def test_formgrader_api_sees_our_grades(graded: dict) -> None:
+    """The formgrader's data layer (NbGraderAPI) lists our submissions with their scores."""
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    coursedir = CourseDirectory(root=str(graded["ours"]))
+    api = NbGraderAPI(coursedir=coursedir)
+    slug = graded["chapter"].slug
+    subs = {s["student"]: s for s in api.get_submissions(slug)}
+    total = sum(ex.points for ex in graded["exercises"])
+    assert subs["solution"]["autoscore"] == pytest.approx(total)
+    assert subs["blank"]["autoscore"] == 0
+    assert subs["solution"]["autograded"] and not subs["solution"]["needs_manual_grade"]
+
+
+def test_generate_assignment_works_for_every_chapter(tmp_path: Path) -> None:
+    for chapter in registry.chapters():
+        if not chapter.lesson.exists():
+            continue  # a chapter still being written has no lesson yet
+        released = kit.make_course(tmp_path / chapter.slug, chapter)
+        grade_ids = {c.metadata["nbgrader"]["grade_id"] for c in released.cells
+                     if c.metadata.get("nbgrader", {}).get("grade")}
+        assert set(chapter.exercise_ids()) <= grade_ids
+        text = nbformat.writes(released)
+        assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text
+
+
+def _secret_numbers(ex) -> set[str]:
+    """Hidden parameter values and reference answers, as they would be printed."""
+    from autograder.plain import to_plain
+
+    def floats(p) -> list[float]:
+        if isinstance(p, dict):
+            return [f for v in p.values() for f in floats(v)]
+        if isinstance(p, list):
+            return [f for v in p for f in floats(v)]
+        return [p] if isinstance(p, float) else []
+
+    values = [v for h in ex.hidden for v in floats(dict(h))]
+    for params in ex.variants():
+        values += floats(to_plain(ex.reference(**params)))
+    # integers like 1 or 2 appear in any page (points, dates); non-integers do not by chance
+    return {s for v in values if v != int(v) for s in (repr(v), f"{v:g}")}
+
+
+def test_gradtutor_feedback_pages_reveal_nothing(graded: dict) -> None:
+    done = subprocess.run([GRADTUTOR, "feedback", str(graded["ours"])], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    slug = graded["chapter"].slug
+    secrets = {s for ex in graded["exercises"] for s in _secret_numbers(ex)}
+    solutions = [line.strip() for ex in graded["exercises"] for line in ex.solution.splitlines()
+                 if len(line.strip()) > 12]
+    for student in graded["students"]:
+        html = (graded["ours"] / "feedback" / student / slug / "feedback.html").read_text()
+        text = re.sub(r"<style>.*?</style>|<[^>]+>", " ", html, flags=re.S)
+        assert [ex.title for ex in graded["exercises"] if ex.title not in text] == []
+        leaked = sorted(s for s in secrets if s in text)
+        assert not leaked, f"{student}: hidden or reference values in feedback: {leaked}"
+        assert not [line for line in solutions if line in text]
+    wrong = (graded["ours"] / "feedback" / "wrong0" / slug / "feedback.html").read_text()
+    ex = next(ex for ex in graded["exercises"] if ex.wrong)
+    import html as html_lib
+
+    from autograder import misconceptions
+
+    assert html_lib.escape(misconceptions.name(ex.wrong[0].misconception)) in wrong
+    assert html_lib.escape(ex.wrong[0].hint) in wrong
