@@ -39,15 +39,18 @@ $L = (w - {{target|pretty}})^2$ and calls `L.backward()`, so `w.grad` is filled.
 
 Write a function `sgd_step(w, lr)` that performs **one gradient-descent step in place**:
 update `w` itself by the learning rate times its gradient, without autograd recording the update
-(use `torch.no_grad()`), reset `w.grad`, and return `w`. The grader calls `sgd_step(w, lr)` with
-$w = {{w0|pretty}}$, lr $= {{lr|pretty}}$ and with fresh values.
+(use `torch.no_grad()`), reset `w.grad`, and return `w`. The grader calls `sgd_step(w, lr)` and
+then reads the `w` it passed in, so the update must change that tensor, not make a new one. It
+does so with $w = {{w0|pretty}}$, lr $= {{lr|pretty}}$ and with fresh values.
 """,
     setup="""w0, lr, target = {{w0}}, {{lr}}, {{target}}
 w = torch.tensor(w0, requires_grad=True)
 L = (w - target) ** 2
 L.backward()""",
     answer="sgd_step",
-    call="sgd_step(w, lr)",
+    # read the caller's w after the call (an out-of-place update never reaches it);
+    # a placeholder returning ... still reads as "not answered"
+    call="(lambda returned: returned if returned is ... else w)(sgd_step(w, lr))",
     placeholder="def sgd_step(w, lr):\n    return ...",
     solution="""def sgd_step(w, lr):
     with torch.no_grad():
@@ -70,6 +73,12 @@ L.backward()""",
               "That is w.grad, the gradient 2(w - target), not the updated parameter. The step "
               "uses the gradient to move w; the function returns the moved w.",
               "Return w after the update, not the quantity you update it with."),
+        Wrong("out_of_place_update", lambda w0, lr, target: w0,
+              "The w passed to your function still holds its old value. Inside the function, "
+              "w = w - lr * w.grad makes a new tensor and binds it to the local name w; the "
+              "caller's tensor (the parameter an optimizer would hold) is never changed. Update "
+              "it in place, with -=, inside torch.no_grad().",
+              "After your function returns, print the w you passed in. Did it move?"),
         Wrong("lr_dropped", lambda w0, lr, target: w0 - _grad(w0, target),
               "The learning rate is missing: the step is w - grad. lr scales how far each step "
               "goes along the negative gradient.",
