@@ -1,0 +1,190 @@
+"""Real JupyterLab in Debian's Chromium: the demo notebook, every course notebook, the export.
+
+One JupyterLab server for the whole session, on 127.0.0.1 with a token, in a temporary root.
+Screenshots go to artifacts/browser/ (ignored by git) so a failure can be looked at.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from browser.demo import EXERCISE, WIDGETS, write_demo
+from browser.lab import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    Lab,
+    error_outputs,
+    open_notebook,
+    rendered_widgets,
+    run_all,
+    widget_failures,
+    widget_outputs,
+)
+
+from autograder import registry
+from autograder.visual.widgets import num
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACTS = REPO / "artifacts" / "browser"
+COURSE_NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("lab-root")
+    write_demo(root)
+    (root / "course").mkdir()
+    for nb in COURSE_NOTEBOOKS:  # copies: running them in the lab must not touch notebooks/
+        shutil.copy(nb, root / "course" / nb.name)
+    server = Lab(root, tmp_path_factory.mktemp("lab-state"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run .ci/run (it installs Debian's chromium)")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, lab):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    yield context.new_page()
+    context.close()
+    lab.shutdown_kernels()
+
+
+def shot(target, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    target.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def widget(page, name: str):
+    """The rendered widget of the demo cell that calls ``name``."""
+    cell = page.locator(".jp-CodeCell", has_text=f"# widget: {name}")
+    return cell.locator(".gradtutor-widget")
+
+
+def readout_text(box) -> str:
+    return re.sub(r"\s+", " ", box.locator(".widget-html-content").last.inner_text())
+
+
+def settled_value(box, timeout: float = 30.0) -> float:
+    """The slider's value once the kernel has answered it (the readout shows the same x)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        x = float(box.locator(".widget-readout").inner_text())
+        if f" x {num(x)} f(x)" in readout_text(box):
+            return x
+        time.sleep(0.2)
+    raise AssertionError(f"the widget never showed x = {x}: {readout_text(box)}")
+
+
+def wait_for_text(box, fragment: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while fragment not in readout_text(box):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{fragment!r} never appeared in: {readout_text(box)}")
+        time.sleep(0.2)
+
+
+def assert_widgets_rendered(page) -> int:
+    """Every widget output holds a live widget view; none shows a failure message."""
+    expected = widget_outputs(page)
+    assert rendered_widgets(page) == expected, "a widget output did not render"
+    assert widget_failures(page) == []
+    return expected
+
+
+def test_demo_notebook_widgets_graph_and_self_check(lab, page):
+    open_notebook(page, lab, "demo.ipynb")
+    run_all(page)
+    shot(page, "demo-after-run-all")
+    assert error_outputs(page) == []
+    assert assert_widgets_rendered(page) == len(WIDGETS)
+    for name in WIDGETS:
+        box = widget(page, name)
+        assert box.count() == 1, f"{name} did not render"
+        img = box.locator("img.widget-image")
+        assert img.evaluate("i => i.complete && i.naturalWidth > 100"), f"{name} has no plot"
+        box.scroll_into_view_if_needed()
+        shot(box, f"widget-{name}")
+
+    graph = page.locator(".gradtutor-graph img")
+    assert graph.get_attribute("alt").startswith("In words: the graph has 5 boxes.")
+    assert graph.evaluate("i => i.naturalWidth > 100")
+
+    # the self-check first says "not answered"; fill the answer with the unit's solution
+    ex = registry.get(EXERCISE)
+    assert page.locator(".gradtutor-feedback.gradtutor-not_answered").count() == 1
+    answer = page.locator(".jp-CodeCell", has_text=ex.starter().splitlines()[0])
+    editor = answer.locator(".cm-content")
+    editor.click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(ex.solution)  # like a paste: no auto-indent
+    page.keyboard.press("Shift+Enter")  # run the answer cell, land on the check cell
+    page.keyboard.press("Shift+Enter")  # run the self-check
+    verdict = page.locator(".gradtutor-feedback.gradtutor-correct")
+    verdict.wait_for(timeout=60_000)
+    assert "Correct" in verdict.inner_text()
+    verdict.scroll_into_view_if_needed()
+    shot(page.locator(".jp-CodeCell", has_text=f'check("{ex.id}"'), "self-check-correct")
+
+
+def test_moving_a_slider_and_clicking_a_button_change_the_numbers(lab, page):
+    open_notebook(page, lab, "demo.ipynb")
+    run_all(page)
+    box = widget(page, "tangent_explorer")
+    box.scroll_into_view_if_needed()
+    img = box.locator("img.widget-image")
+    before_src, before_text = img.get_attribute("src"), readout_text(box)
+    handle = box.locator(".noUi-handle")
+    handle.focus()
+    for _ in range(6):
+        handle.press("ArrowRight")
+    x = settled_value(box)
+    assert img.get_attribute("src") != before_src  # a new plot
+    assert x == pytest.approx(1.0 + 6 * 6.0 / 240)  # six steps of the slider from x0 = 1
+    t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    (t**3 - 2 * t).backward()
+    after = readout_text(box)
+    assert after != before_text
+    shown_grad = float(re.search(r"autograd f′\(x\) (\S+)", after).group(1))
+    shown_analytic = float(re.search(r"analytic f′\(x\) (\S+)", after).group(1))
+    assert shown_grad == pytest.approx(t.grad.item(), abs=1e-3)  # four digits on screen
+    assert shown_analytic == pytest.approx(3 * x**2 - 2, abs=1e-3)
+    shot(box, "tangent-after-slider")
+
+    descent = widget(page, "descent_stepper")
+    descent.scroll_into_view_if_needed()
+    descent.get_by_role("button", name="Step", exact=True).click()
+    w = torch.tensor(1.0, requires_grad=True)
+    ((w - 3) ** 2).backward()
+    expected = num((w - 0.1 * w.grad).item())
+    wait_for_text(descent, "steps taken 1 ")
+    assert f"w {expected} " in readout_text(descent)
+    shot(descent, "descent-after-one-step")
+
+
+@pytest.mark.parametrize("notebook", COURSE_NOTEBOOKS, ids=lambda p: p.stem)
+def test_course_notebook_runs_in_lab(lab, page, notebook: Path):
+    open_notebook(page, lab, f"course/{notebook.name}")
+    run_all(page)
+    shot(page, f"course-{notebook.stem}")
+    errors = error_outputs(page)
+    assert errors == [], f"{notebook.name} shows errors:\n" + "\n---\n".join(errors)[:3000]
+    assert_widgets_rendered(page)
