@@ -86,6 +86,8 @@ CATALOGUE: dict[str, str] = {
     "quadratic_hessian": "The Hessian of xᵀMx is M + Mᵀ, which is 2M only for symmetric M",
     "hvp_vector": "A Hessian-vector product differentiates g·v once more; v is not applied to g",
     "inner_gradient_reported": "The inner loss's gradient was given instead of the outer loss's",
+    "per_sample_summed": "vmap(grad(...)) gives one gradient per sample, not the batch sum",
+    "func_grad_argnums": "torch.func.grad differentiates with respect to the first argument",
 }
 
 
