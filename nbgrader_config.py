@@ -21,3 +21,19 @@ c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
+
+# Opt-in: `GRADTUTOR_ISOLATED=1 nbgrader autograde ...` runs student code in gradtutor's isolated,
+# limited workers instead of nbgrader's kernel, and judges plain answers outside it (see
+# docs/grading.md). Off by default, so stock nbgrader stays the reference the tests compare to.
+import os  # noqa: E402
+
+if os.environ.get("GRADTUTOR_ISOLATED") == "1":
+    c.Autograde.autograde_preprocessors = [
+        "autograder.grading.nbgrader_execute.IsolatedExecute",
+        "nbgrader.preprocessors.IgnorePattern",
+        "nbconvert.preprocessors.ClearMetadataPreprocessor",
+        "nbgrader.preprocessors.LimitOutput",
+        "nbgrader.preprocessors.SaveAutoGrades",
+        "nbgrader.preprocessors.AssignLatePenalties",
+        "nbgrader.preprocessors.CheckCellMetadata",
+    ]

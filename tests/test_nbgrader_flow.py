@@ -9,6 +9,7 @@ exercise.
 from __future__ import annotations
 
 import copy
+import os
 import re
 import shutil
 import subprocess
@@ -35,7 +36,13 @@ def _class(released: nbformat.NotebookNode) -> dict[str, nbformat.NotebookNode]:
     for k in range(max(len(ex.wrong) for ex in exs)):
         subs[f"wrong{k}"] = kit.answered(released, lambda ex, k=k: kit.wrong(ex, k) or kit.solution(ex))
     subs["broken"] = _broken(kit.answered(released, kit.solution), exs)
+    subs[CHEATER] = kit.answered(released, lambda ex: kit.wrong(ex, 0))
+    subs[CHEATER].cells.insert(1, new_code_cell(
+        "import autograder.selfcheck\nautograder.selfcheck.grade = lambda *args, **kwargs: 1.0"))
     return subs
+
+
+CHEATER = "cheater"  # wrong answers, and grade() replaced in the kernel: fools only nbgrader
 
 
 def _broken(nb: nbformat.NotebookNode, exs: list) -> nbformat.NotebookNode:
@@ -77,8 +84,18 @@ def test_same_scores_as_nbgrader_autograde(graded: dict) -> None:
     ours, theirs = gradebook_scores(graded["ours"]), gradebook_scores(graded["theirs"])
     assert set(ours) == set(theirs)
     assert len(ours) == len(graded["students"]) * len(graded["exercises"])
-    differ = {k: (ours[k], theirs[k]) for k in ours if ours[k] != pytest.approx(theirs[k])}
+    differ = {k: (ours[k], theirs[k]) for k in ours
+              if k[0] != CHEATER and ours[k] != pytest.approx(theirs[k])}
     assert not differ, f"(ours, nbgrader autograde) differ: {differ}"
+
+
+def test_only_gradtutor_resists_a_patched_grade_function(graded: dict) -> None:
+    """Judging in the student's kernel can be fooled; judging plain data outside cannot."""
+    ours, theirs = gradebook_scores(graded["ours"]), gradebook_scores(graded["theirs"])
+    slug = graded["chapter"].slug
+    for ex in graded["exercises"]:
+        assert theirs[(CHEATER, slug, ex.id)] == ex.points  # nbgrader autograde is fooled
+        assert ours[(CHEATER, slug, ex.id)] == 0
 
 
 def test_scores_mean_what_they_should(graded: dict) -> None:
@@ -210,3 +227,24 @@ def test_gradtutor_feedback_pages_reveal_nothing(graded: dict) -> None:
 
     assert html_lib.escape(misconceptions.name(ex.wrong[0].misconception)) in wrong
     assert html_lib.escape(ex.wrong[0].hint) in wrong
+
+
+def test_isolated_nbgrader_autograde_is_not_fooled(graded: dict) -> None:
+    """With GRADTUTOR_ISOLATED=1, `nbgrader autograde` runs our isolated worker instead of a
+    kernel (nbgrader_config.py) and scores like `gradtutor grade`."""
+    iso = graded["theirs"].parent / "isolated"
+    shutil.copytree(graded["theirs"], iso)
+    for student in (iso / "submitted").iterdir():
+        if student.name not in (CHEATER, "broken"):
+            shutil.rmtree(student)
+    os.environ["GRADTUTOR_ISOLATED"] = "1"
+    try:
+        build.nbgrader("autograde", graded["chapter"].slug, "--force", course=iso)
+    finally:
+        del os.environ["GRADTUTOR_ISOLATED"]
+    isolated, ours = gradebook_scores(iso), gradebook_scores(graded["ours"])
+    slug = graded["chapter"].slug
+    for student in (CHEATER, "broken"):
+        for ex in graded["exercises"]:
+            assert isolated[(student, slug, ex.id)] == ours[(student, slug, ex.id)]
+    assert all(isolated[(CHEATER, slug, ex.id)] == 0 for ex in graded["exercises"])

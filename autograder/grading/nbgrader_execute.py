@@ -1,0 +1,92 @@
+"""``IsolatedExecute``: nbgrader's Execute step, replaced by gradtutor's isolated worker.
+
+With it in ``Autograde.autograde_preprocessors`` (nbgrader_config.py does this when
+``GRADTUTOR_ISOLATED=1``), ``nbgrader autograde`` never runs a student's cell in its own kernel.
+The notebook nbgrader has already sanitised (locked cells restored, missing grade cells added)
+goes to a fresh fork server in a subprocess; student code runs there under the same limits as
+``gradtutor grade``; the trusted side judges the plain answers; and each grade cell gets one
+output, the points, which nbgrader's ``SaveAutoGrades`` then stores as usual.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_output
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Int
+
+
+class IsolatedExecute(NbGraderPreprocessor):
+    timeout = Int(600, help="Seconds for the whole notebook, warm-up included.").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        course = _course_dir(resources)
+        if course is not None:
+            from .batch import _protect
+
+            _protect(course)
+        with tempfile.TemporaryDirectory(prefix="gradtutor-nbgrader-") as tmp:
+            path = Path(tmp) / "submission.ipynb"
+            nbformat.write(nb, path)
+            path.chmod(0o644)
+            done = subprocess.run([sys.executable, "-m", "autograder.grading.nbgrader_execute",
+                                   str(path)], capture_output=True, text=True, timeout=self.timeout)
+        if done.returncode != 0:
+            raise RuntimeError(f"gradtutor's isolated grader failed:\n{done.stderr[-2000:]}")
+        result = json.loads(done.stdout)
+        by_id = {e["id"]: e for e in result["exercises"]}
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            cell.outputs, cell.execution_count = [], None
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            entry = by_id.get(grade_id) if cell.metadata.get("nbgrader", {}).get("grade") else None
+            if entry is not None:
+                cell.outputs = [
+                    new_output("stream", name="stdout",
+                               text=f"{entry['verdict']}: {entry['message']}\n"),
+                    new_output("execute_result", data={"text/plain": f"{entry['points']!r}"},
+                               execution_count=None)]
+        if result.get("reason"):
+            self.log.warning("gradtutor: %s", result["reason"])
+        return nb, resources
+
+
+def _course_dir(resources) -> Path | None:
+    url = resources.get("nbgrader", {}).get("db_url", "")
+    if url.startswith("sqlite:///"):
+        return Path(url.removeprefix("sqlite:///")).parent
+    return None
+
+
+def main(path: str) -> int:
+    """Grade one notebook against itself (nbgrader already restored its locked cells)."""
+    from . import forkserver, scoring
+    from .submission import Submission
+
+    nb = nbformat.read(path, as_version=4)
+    sub = Submission("student", "assignment", Path(path).stem, Path(path))
+    shell = forkserver.warm_up([nb])
+    outcomes: list = []
+    forkserver.grade_all([(sub, nb)], workers=1, limits=_limits(), shell=shell,
+                         on_done=outcomes.append)
+    print(json.dumps(scoring.result(outcomes[0], nb)))
+    return 0
+
+
+def _limits():
+    from .worker import Limits
+
+    return Limits()
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    sys.exit(main(sys.argv[1]))
