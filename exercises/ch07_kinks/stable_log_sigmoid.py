@@ -87,10 +87,11 @@ loss_grads = torch.stack(rows)""",
     analytic=analytic,
     wrong=(
         Wrong("unstable_loss", lambda x: [analytic(x)[1], analytic(x)[1]],
-              "Mathematically both rows are -σ(x), but float32 has no number between "
-              "1 - 6e-8 and 1: σ(20) rounds to exactly 1.0, 1 - σ is 0, log gives -inf, and "
-              "backward computes (1/0) · 0 = NaN. Autograd differentiates the arithmetic you "
-              "wrote, rounding included.",
+              "Mathematically both rows are -σ(x), but the float32 number just below 1 is "
+              "1 - 2⁻²⁴ ≈ 1 - 6e-8, and σ(20) ≈ 1 - 2e-9 is much closer to 1 than that: it "
+              "rounds to exactly 1.0, 1 - σ is 0, log gives -inf, and backward computes "
+              "(1/0) · 0 = NaN. Autograd differentiates the arithmetic you wrote, rounding "
+              "included.",
               "Print torch.sigmoid(torch.tensor(20.0)) == 1 and 1 - torch.sigmoid(...)."),
         Wrong("unstable_loss",
               lambda x: [[-math.inf if _saturates_in_float32(v) else -_sigmoid(v) for v in x],
