@@ -20,7 +20,16 @@ lab: $(STAMP)
 	$(VENV)/bin/gradtutor build --no-solutions --keep-student-work
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) --ip=127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-test: $(STAMP)
+# The scripts `gradtutor export-html` copies next to offline pages (widget manager, require.js,
+# MathJax), pinned in package-lock.json; the browser tests use them too.
+NODE_STAMP := node_modules/.installed
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+	touch $(NODE_STAMP)
+
+node_modules: $(NODE_STAMP)
+
+test: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/ruff check autograder exercises tests bench
 	$(VENV)/bin/python -m pytest -q -ra
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -33,6 +35,7 @@ pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "artifacts" / "browser"
+GRADTUTOR = Path(sys.executable).with_name("gradtutor")
 COURSE_NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
 
@@ -188,3 +191,44 @@ def test_course_notebook_runs_in_lab(lab, page, notebook: Path):
     errors = error_outputs(page)
     assert errors == [], f"{notebook.name} shows errors:\n" + "\n---\n".join(errors)[:3000]
     assert_widgets_rendered(page)
+
+
+def test_exported_page_shows_the_widgets_offline(browser, tmp_path):
+    """`gradtutor export-html --execute` -> a page that works from file:// with no network."""
+    write_demo(tmp_path)
+    done = subprocess.run([str(GRADTUTOR), "export-html", str(tmp_path / "demo.ipynb"),
+                           "--execute", "-o", str(tmp_path / "page" / "demo.html")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    page_file = tmp_path / "page" / "demo.html"
+    assert "cdn." not in page_file.read_text()  # no CDN script left in the page
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    blocked: list[str] = []
+
+    def offline(route) -> None:  # the network is gone: only the page's own files load
+        if route.request.url.startswith(("file:", "data:", "blob:")):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", offline)
+    page = context.new_page()
+    try:
+        page.goto(page_file.as_uri())
+        page.locator(".gradtutor-widget").first.wait_for(timeout=60_000)
+        boxes = page.locator(".gradtutor-widget")
+        assert boxes.count() == len(WIDGETS)
+        slider = page.locator(".gradtutor-widget .widget-slider").first
+        slider.wait_for(state="visible")
+        assert slider.locator(".widget-readout").inner_text() == "1.00"  # tangent_explorer's x0
+        for i in range(boxes.count()):
+            img = boxes.nth(i).locator("img.widget-image")
+            assert img.evaluate("i => i.complete && i.naturalWidth > 100"), f"widget {i} plot"
+        page.locator("mjx-container").first.wait_for(timeout=30_000)  # local MathJax typeset
+        assert page.locator("text=Error displaying widget").count() == 0
+        assert blocked == [], f"the page tried the network: {blocked[:5]}"
+        shot(page, "export-offline")
+    finally:
+        context.close()

@@ -281,3 +281,31 @@ def test_meta_gradient_explorer_matches_the_reference_problem():
     before = moved(box, "alpha", 0.1)
     gap = box.numbers["full"] - box.numbers["cut"]
     assert abs(gap) > 0.1 and bytes(box.plot.value) != before
+
+
+# ---------------------------------------------------------------- export-html (no browser here)
+
+from autograder.visual import export  # noqa: E402
+
+
+def test_export_says_what_to_do_when_something_is_missing(tmp_path, capsys):
+    assert export.export_cli(notebook=tmp_path / "nope.ipynb", out=None, execute=False) == 1
+    assert "nope.ipynb does not exist" in capsys.readouterr().err
+    with pytest.raises(export.ExportError, match="make node_modules"):
+        export.Assets.find(tmp_path)
+
+
+def test_export_of_an_unrun_notebook_uses_local_scripts_and_warns(tmp_path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nb = tmp_path / "lesson.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("1 + 1")]), nb)
+    page, warnings = export.export_html(nb)
+    assert page == tmp_path / "lesson.html"
+    assert warnings == ["the notebook has no outputs: pass --execute to run it first"]
+    text = page.read_text()
+    assert 'src="lesson_files/require.js"' in text and "lesson_files/mathjax.js" in text
+    assert "cdn." not in text and "cdnjs" not in text
+    files = tmp_path / "lesson_files"
+    assert (files / "html-manager" / "embed-amd.js").stat().st_size > 1_000_000

@@ -26,7 +26,9 @@ WIDGETS = {
 def demo_notebook(exercise_id: str = EXERCISE) -> nbformat.NotebookNode:
     ex = registry.get(exercise_id)
     cells = [
-        new_markdown_cell("# gradtutor demo\n\nEvery widget, one graph and one self-check."),
+        new_markdown_cell("# gradtutor demo\n\nEvery widget, one graph and one self-check. "
+                          "For $z = xy + x^2$ the gradient is "
+                          "$\\frac{\\partial z}{\\partial x} = y + 2x$."),
         new_code_cell("import torch\nfrom autograder import check, draw_graph, "
                       + ", ".join(WIDGETS)),
         new_code_cell("x = torch.tensor(2.0, requires_grad=True)\n"
