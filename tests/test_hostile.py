@@ -27,7 +27,7 @@ from autograder.grading.worker import uid_block
 
 pytestmark = pytest.mark.slow
 WORKERS = 2
-LIMITS = "Limits(cell_seconds=3, notebook_seconds=25, memory_mib=1024)"
+LIMITS = "Limits(cell_seconds=3, notebook_seconds=20, memory_mib=1024)"
 CLASSMATE = "zz_classmate"
 
 

@@ -169,9 +169,13 @@ def test_formgrader_api_sees_our_grades(graded: dict) -> None:
     slug = graded["chapter"].slug
     subs = {s["student"]: s for s in api.get_submissions(slug)}
     total = sum(ex.points for ex in graded["exercises"])
-    assert subs["solution"]["autoscore"] == pytest.approx(total)
-    assert subs["blank"]["autoscore"] == 0
+    assert subs["solution"]["score"] == pytest.approx(total) == subs["solution"]["max_score"]
+    assert subs["blank"]["score"] == 0
     assert subs["solution"]["autograded"] and not subs["solution"]["needs_manual_grade"]
+    assert set(subs) == set(graded["students"])
+    # the formgrader opens the autograded notebook of a submission: it must be there
+    slug = graded["chapter"].slug
+    assert api.get_autograded_students(slug) == set(graded["students"])
 
 
 def test_generate_assignment_works_for_every_chapter(tmp_path: Path) -> None:

@@ -75,11 +75,19 @@ def warm_up(sources: Iterable[Any] = ()) -> Any:
     config = Config()
     config.HistoryManager.enabled = False  # no SQLite history file per child
     shell = InteractiveShell.instance(config=config)
+    # nobody reads a worker's output: formatting a 3000-frame RecursionError takes IPython
+    # tens of seconds, so errors are recorded (run_cell's result) but never drawn
+    shell.showtraceback = _no_display
+    shell.showsyntaxerror = _no_display
     shell.run_cell("import torch", store_history=False)
     _draw_once()
     for nb in sources:
         _preimport(nb)
     return shell
+
+
+def _no_display(*args: Any, **kwargs: Any) -> None:
+    return None
 
 
 def _draw_once() -> None:
