@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import textwrap
 from dataclasses import asdict, dataclass, field
 
 VERDICTS = {
@@ -36,15 +37,26 @@ class Feedback:
     def to_json(self) -> str:
         return json.dumps(asdict(self))
 
+    @property
+    def body(self) -> str:
+        """The message without a repeat of the verdict's label ("Not answered yet: ...")."""
+        label = VERDICTS[self.verdict][0]
+        rest = self.message.removeprefix(f"{label}: ").strip()
+        return rest[:1].upper() + rest[1:] if rest else self.message
+
     def __str__(self) -> str:
         label, _, _, mark = VERDICTS[self.verdict]
-        lines = [f"{mark} {label}: {self.title} [{self.exercise}]", f"  {self.message}"]
+
+        def para(text: str) -> str:  # wrapped for an 88-column terminal, continuation indented
+            return textwrap.fill(text, 88, initial_indent="  ", subsequent_indent="    ")
+
+        lines = [f"{mark} {label}: {self.title} [{self.exercise}]", para(self.body)]
         if self.misconception_name:
-            lines.append(f"  Likely misconception: {self.misconception_name}.")
+            lines.append(para(f"Likely misconception: {self.misconception_name}."))
         if self.explanation:
-            lines.append(f"  Why: {self.explanation}")
+            lines.append(para(f"Why: {self.explanation}"))
         if self.hint:
-            lines.append(f"  Hint: {self.hint}")
+            lines.append(para(f"Hint: {self.hint}"))
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -60,7 +72,7 @@ class Feedback:
             f'color:#1f2328;line-height:1.45">',
             f'<div style="font-weight:600;color:{ink}">{mark} {esc(label)}'
             f'<span style="font-weight:400;color:#57606a"> · {esc(self.title)}</span></div>',
-            f"<div>{esc(self.message)}</div>",
+            f"<div>{esc(self.body)}</div>",
         ]
         if self.misconception_name:
             parts.append(f'<div style="margin-top:6px"><b>Likely misconception:</b> '

@@ -309,3 +309,24 @@ def test_export_of_an_unrun_notebook_uses_local_scripts_and_warns(tmp_path):
     assert "cdn." not in text and "cdnjs" not in text
     files = tmp_path / "lesson_files"
     assert (files / "html-manager" / "embed-amd.js").stat().st_size > 1_000_000
+
+
+# ---------------------------------------------------------------- feedback in lab and terminal
+
+def test_feedback_reads_well_in_a_terminal_and_in_lab():
+    from autograder import check
+
+    x = torch.tensor(2.0, requires_grad=True)
+    y = torch.tensor(3.0, requires_grad=True)
+    (x + y).backward()
+    wrong = {"x": {"is_leaf": True, "grad": 1.0}, "y": {"is_leaf": True, "grad": 1.0},
+             "z": {"is_leaf": True, "grad": 1.0}}
+    fb = check("leaves_xy", wrong)
+    text = str(fb)
+    assert text.startswith("✘ Not yet right: ")
+    assert all(len(line) <= 88 for line in text.splitlines())
+    for part in ("Likely misconception:", "Why:", "Hint:"):
+        assert part in text and part in fb._repr_html_()
+    empty = check("leaves_xy", ...)
+    assert str(empty).count("Not answered yet") == 1  # the label is not repeated in the body
+    assert 'class="gradtutor-feedback gradtutor-not_answered"' in empty._repr_html_()
