@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,8 @@ from autograder.plain import to_plain
 
 CHAPTER = registry.chapters()[0]
 EXS = [registry.get(eid) for eid in CHAPTER.exercise_ids()]
+ALL = registry.all_exercises()
+VALUES = [ex for ex in ALL if not ex.is_function]
 STUDENTS = 16
 SEED = 7
 
@@ -42,16 +45,18 @@ def test_literal_reads_back_as_the_same_plain_value(value):
     assert to_plain(demo._value_of(demo.literal(p))) == p
 
 
-@pytest.mark.parametrize("ex", EXS, ids=[ex.id for ex in EXS])
+@pytest.mark.parametrize("ex", ALL, ids=[ex.id for ex in ALL])
 def test_every_known_wrong_answer_can_be_planted_and_is_diagnosed(ex):
-    # usable_wrongs drops a wrong answer that does not survive being typed in: none may drop
-    assert demo.usable_wrongs(ex) == list(range(len(ex.wrong)))
-    for i, w in enumerate(ex.wrong):
+    usable = demo.usable_wrongs(ex)
+    if not ex.is_function:  # a value typed in always survives; a constant function may not
+        assert usable == list(range(len(ex.wrong)))
+    for i in usable:
+        w = ex.wrong[i]
         fb = judge(ex.id, [_answer(ex, demo.planted(ex, f"wrong:{i}").code, ex.params)])
         assert (fb.verdict, fb.misconception) == ("wrong", w.misconception)
 
 
-@pytest.mark.parametrize("ex", EXS, ids=[ex.id for ex in EXS])
+@pytest.mark.parametrize("ex", VALUES, ids=[ex.id for ex in VALUES])
 def test_hardcoded_answer_is_right_at_the_shown_values_only(ex):
     code = demo.planted(ex, demo.HARDCODED).code
     answers = [_answer(ex, code, p) for p in ex.variants()]
@@ -228,3 +233,32 @@ def test_report_without_results_says_what_to_do(tmp_path, capsys):
 def _cell(nb, grade_id: str):
     return next((c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id),
                 None)
+
+
+# ---------------------------------------------------------------- end to end: demo -> grade -> report
+
+
+@pytest.mark.slow
+def test_graded_demo_class_report_names_the_planted_misconceptions(demo_course, tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(demo_course, course)
+    for command in (["grade", str(course), "--workers", "2"], ["report", str(course)]):
+        done = subprocess.run([sys.executable, "-m", "autograder.cli", *command],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    manifest = json.loads((course / demo.PROFILES_FILE).read_text())
+    expected: dict[str, set[str]] = {}
+    for student, entry in manifest["students"].items():
+        for mid in entry["misconceptions"].values():
+            expected.setdefault(mid, set()).add(student)
+    rows = _rows(course / "reports" / "misconceptions.csv")
+    assert {r["misconception"]: set(r["students"].split()) for r in rows} == expected
+    page = (course / "reports" / "report.html").read_text()
+    for mid in expected:
+        assert misconceptions.CATALOGUE[mid].replace("'", "&#x27;") in page
+    # the unreadable notebook is named with its reason; the class was still graded
+    broken = next(s for s, e in manifest["students"].items() if e["profile"] == "invalid_json")
+    assert broken in page and "JSON" in page
+    students = {r["student"]: r for r in _rows(course / "reports" / "students.csv")}
+    best = next(s for s, e in manifest["students"].items() if e["profile"] == "all_correct")
+    assert float(students[best]["percent"]) == 100.0

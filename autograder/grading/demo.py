@@ -30,6 +30,7 @@ from nbformat import NotebookNode
 
 from .. import registry
 from ..build import course as build
+from ..collect import at_params
 from ..exercise import Exercise
 from ..judge import judge, reference, wrong_values
 from ..plain import Plain, to_plain
@@ -116,16 +117,26 @@ def usable_wrongs(ex: Exercise) -> list[int]:
 
 @cache
 def _usable_wrongs(exercise_id: str) -> tuple[int, ...]:
+    # checked the way a grader sees it: setup, then the planted cell, then the answer read back
+    # (a function answer that returns a constant cannot always show a wrong value, e.g. when
+    # the grader reads a tensor the function should have updated in place)
     ex = registry.get(exercise_id)
     out = []
-    for i, canonical in wrong_values(ex.id, 0):
+    for i, w in enumerate(ex.wrong):
         try:
-            value = _value_of(literal(to_plain(canonical)))
+            code = planted(ex, f"wrong:{i}").code
         except ValueError:
             continue
-        if judge(ex.id, [to_plain(value)]).misconception == ex.wrong[i].misconception:
+        if judge(ex.id, [run_answer(ex, code, ex.params)]).misconception == w.misconception:
             out.append(i)
     return tuple(out)
+
+
+def run_answer(ex: Exercise, code: str, params: dict[str, Any]) -> Plain:
+    """The setup and an answer cell at these parameters; the answer as plain data."""
+    ns: dict[str, Any] = {}
+    exec("import torch\nimport torch.nn.functional as F", ns)  # noqa: S102 - the lesson's imports
+    return at_params(ex, ns, code, params)
 
 
 # ---------------------------------------------------------------- student profiles
