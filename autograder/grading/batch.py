@@ -15,7 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from . import forkserver, scoring, store
+from . import store
 from .submission import Submission, Unreadable, find, grade_cells, read, sanitise, source_notebooks
 from .worker import Limits
 
@@ -105,16 +105,18 @@ def _grade(course_dir: Path, todo: dict[Group, list[Submission]], *, workers: in
     from nbgrader.api import Gradebook
     from tqdm import tqdm
 
+    from . import forkserver  # sets thread counts before torch loads
+
     sources = {a: source_notebooks(course_dir, a) for a in {g[1] for g in todo}}
     shell = forkserver.warm_up(nb for nbs in sources.values() for nb in nbs.values())
     tqdm.monitor_interval = 0  # no monitor thread: the parent forks, and must stay single-threaded
     jobs = [(s, sources[s.assignment][s.notebook]) for subs in todo.values() for s in subs]
-    outcomes: dict[Group, list[forkserver.Outcome]] = defaultdict(list)
+    outcomes: dict[Group, list[Any]] = defaultdict(list)
     with Gradebook(store.db_url(course_dir), _course_id(course_dir)) as gb, \
             tqdm(total=len(todo), unit="student", desc="grading", file=sys.stderr,
                  dynamic_ncols=True) as bar:
 
-        def on_done(outcome: forkserver.Outcome) -> None:
+        def on_done(outcome: Any) -> None:
             group = (outcome.submission.student, outcome.submission.assignment)
             outcomes[group].append(outcome)
             if len(outcomes[group]) == len(todo[group]):
@@ -124,9 +126,10 @@ def _grade(course_dir: Path, todo: dict[Group, list[Submission]], *, workers: in
         forkserver.grade_all(jobs, workers=workers, limits=limits, shell=shell, on_done=on_done)
 
 
-def _finish(course_dir: Path, gb: Any, group: Group, outcomes: list[forkserver.Outcome],
+def _finish(course_dir: Path, gb: Any, group: Group, outcomes: list[Any],
             sources: dict[str, Any]) -> None:
     """Score one student's assignment and store it: gradebook first, results file last."""
+    from . import scoring
     parts = []
     for outcome in sorted(outcomes, key=lambda o: o.submission.notebook):
         source = sources[outcome.submission.notebook]

@@ -17,8 +17,6 @@ from typing import Any
 import nbformat
 from nbformat import NotebookNode
 
-from .. import registry
-
 MAX_NOTEBOOK_BYTES = 20 * 2**20  # course notebooks are ~100 kB; anything this big is a mistake
 
 
@@ -102,9 +100,11 @@ def read(path: Path) -> NotebookNode:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        where = "it ends too early (truncated?)" if e.pos >= len(text.rstrip()) else \
-            f"line {e.lineno}, column {e.colno}"
-        raise Unreadable(f"The notebook file is not valid JSON: {e.msg} at {where}.") from None
+        if not text.rstrip().endswith("}"):  # every notebook ends with its closing brace
+            raise Unreadable("The notebook file is not valid JSON: it ends too early (truncated "
+                             "upload or disk full?). Download it again from Jupyter.") from None
+        raise Unreadable(f"The notebook file is not valid JSON: {e.msg} (line {e.lineno}, "
+                         f"column {e.colno}).") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells", []), list):
         raise Unreadable("The file is JSON but not a notebook (no list of cells).")
     version = data.get("nbformat")
@@ -138,6 +138,8 @@ def sanitise(submitted: NotebookNode, source: NotebookNode) -> list[Cell]:
             c["source"] = ref.source
         c["grade"] = is_grade(ref)
     _add_missing(cells, source)
+    from .. import registry
+
     exercises = set(registry.ids())
     return [Cell(kind=str(c["cell_type"]), source=str(c["source"]), grade_id=c["grade_id"],
                  exercise=c["grade_id"] if c["grade"] and c["grade_id"] in exercises else None)

@@ -22,7 +22,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .. import collect, registry, selfcheck
 from .submission import Submission, Unreadable, read, sanitise
 
 
@@ -156,12 +155,15 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 
 def _run(cells: list, shell: Any, send, limits: Limits) -> None:
+    from .. import collect, registry, selfcheck  # loaded by the warm parent already
+
+    tools = (collect, registry, selfcheck)
     guard = Snapshot()
     history: list[str] = [""]
     for index, cell in enumerate(cells):
         if cell.exercise is not None:
             guard.restore()
-            send(_collect(cell.exercise, shell, history + [cell.source], limits, index))
+            send(_collect(tools, cell.exercise, shell, history + [cell.source], limits, index))
             continue
         if cell.kind != "code" or not cell.source.strip():
             continue
@@ -188,8 +190,10 @@ def _why(error: BaseException, limits: Limits) -> str:
     return "recursed too deeply"
 
 
-def _collect(exercise_id: str, shell: Any, history: list[str], limits: Limits, index: int) -> dict:
+def _collect(tools: tuple, exercise_id: str, shell: Any, history: list[str], limits: Limits,
+             index: int) -> dict:
     """What the grade cell's ``grade()`` would read: the shown answer and each hidden re-run."""
+    collect, registry, selfcheck = tools
     ex = registry.get(exercise_id)
     ns = shell.user_ns
     answers: list[dict] = []

@@ -253,7 +253,7 @@ def _torch_memory_bomb(ctx: Context) -> NotebookNode:
 
 
 def _slow_memory_bomb(ctx: Context) -> NotebookNode:
-    return early(solved(ctx), "hog = []\nwhile True:\n    hog.append(bytearray(2**26))")
+    return early(solved(ctx), "hog = []\nwhile True:\n    hog.append(bytearray(2**28))")
 
 
 def _fork_bomb(ctx: Context) -> NotebookNode:

@@ -1,0 +1,252 @@
+"""Fast tests of the grading pieces: reading, sanitising, the trusted scoring, storage, CLI.
+
+The end-to-end runs (real nbgrader, forked workers, hostile notebooks) are in
+test_nbgrader_flow.py and test_hostile.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from autograder import registry
+from autograder.build import cells
+from autograder.grading import feedback, scoring, store, submission
+from autograder.grading.forkserver import Outcome, _parse
+from autograder.grading.submission import Submission, Unreadable
+from autograder.grading.worker import Snapshot
+from autograder.plain import to_plain
+from autograder.selfcheck import grade
+
+EX = registry.all_exercises()[0]
+GRADTUTOR = str(Path(sys.executable).parent / "gradtutor")
+
+
+def source_nb() -> nbformat.NotebookNode:
+    nb = new_notebook()
+    nb.cells = [new_markdown_cell("# A chapter"), new_code_cell("import torch"),
+                *cells.exercise_cells(EX, "1.1")]
+    return nb
+
+
+def ids(cs: list[submission.Cell]) -> list[str | None]:
+    return [c.grade_id for c in cs]
+
+
+# --- reading untrusted files ---------------------------------------------------------------------
+
+@pytest.mark.parametrize(("data", "reason"), [
+    (b'{"cells": [,]}', "not valid JSON"),
+    (b'{"cells": [{"cell_type": "code", "sou', "truncated"),
+    (b'{"cells": [], "nbformat": 5, "nbformat_minor": 0, "metadata": {}}', "format version 5"),
+    (b'{"cells": [], "nbformat": 4, "nbformat_minor": 5, "metadata": {"x": "\xff"}}', "not UTF-8"),
+    (b'[1, 2, 3]', "not a notebook"),
+])
+def test_unreadable_files_get_a_reason(tmp_path: Path, data: bytes, reason: str) -> None:
+    path = tmp_path / "nb.ipynb"
+    path.write_bytes(data)
+    with pytest.raises(Unreadable, match=reason):
+        submission.read(path)
+
+
+def test_enormous_file_is_refused_before_parsing(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(submission, "MAX_NOTEBOOK_BYTES", 1000)
+    path = tmp_path / "nb.ipynb"
+    path.write_text(nbformat.writes(source_nb()) + " " * 2000)
+    with pytest.raises(Unreadable, match="the limit is"):
+        submission.read(path)
+
+
+# --- sanitising: what nbgrader's OverwriteCells/DeduplicateIds/add_missing_cells do ------------
+
+def test_locked_cells_are_restored_and_answers_kept() -> None:
+    src = source_nb()
+    sub = json.loads(nbformat.writes(src))
+    for c in sub["cells"]:
+        gid = c["metadata"].get("nbgrader", {}).get("grade_id")
+        if gid == EX.id:
+            c["source"] = "1.0  # forged"
+        if gid == f"{EX.id}-answer":
+            c["source"] = "my answer"
+    out = submission.sanitise(nbformat.from_dict(sub), src)
+    by_id = {c.grade_id: c for c in out if c.grade_id}
+    assert by_id[EX.id].source == next(c.source for c in src.cells
+                                       if c.metadata.get("nbgrader", {}).get("grade_id") == EX.id)
+    assert by_id[f"{EX.id}-answer"].source == "my answer"
+    assert by_id[EX.id].exercise == EX.id
+
+
+def test_deleted_grade_cell_comes_back_after_its_answer() -> None:
+    src = source_nb()
+    sub = nbformat.from_dict(json.loads(nbformat.writes(src)))
+    sub.cells = [c for c in sub.cells if c.metadata.get("nbgrader", {}).get("grade_id") != EX.id]
+    out = submission.sanitise(sub, src)
+    assert ids(out).index(EX.id) == ids(out).index(f"{EX.id}-answer") + 1
+
+
+def test_duplicates_keep_the_last_and_retyped_cells_are_restored() -> None:
+    src = source_nb()
+    sub = nbformat.from_dict(json.loads(nbformat.writes(src)))
+    at = next(i for i, c in enumerate(sub.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == EX.id)
+    grade_cell = sub.cells[at]
+    copy = nbformat.from_dict(json.loads(json.dumps(grade_cell)))
+    sub.cells.insert(1, copy)  # an early forged copy
+    grade_cell.cell_type = "markdown"
+    out = submission.sanitise(sub, src)
+    assert ids(out).count(EX.id) == 1
+    assert out[1].grade_id is None and out[1].exercise is None  # the early copy: ordinary cell
+    restored = next(c for c in out if c.grade_id == EX.id)
+    assert restored.kind == "code" and restored.exercise == EX.id
+
+
+def test_unknown_grade_ids_are_ordinary_cells() -> None:
+    src = source_nb()
+    sub = nbformat.from_dict(json.loads(nbformat.writes(src)))
+    sub.cells.append(new_code_cell("x = 1", metadata={"nbgrader": {"grade": True, "grade_id": "zzz",
+                                                                   "points": 99}}))
+    out = submission.sanitise(sub, src)
+    assert out[-1].grade_id is None and out[-1].exercise is None
+
+
+# --- the trusted side ---------------------------------------------------------------------------
+
+def outcome(*messages: dict, ended: str = "") -> Outcome:
+    return Outcome(Submission("s", "a", "nb", Path("nb.ipynb")), list(messages), ended, 0.1)
+
+
+def reference_answers() -> list[dict]:
+    from autograder.judge import reference
+
+    del reference  # the plain form of the references: what an honest worker sends
+    return [to_plain(EX.reference(**params)) for params in EX.variants()]
+
+
+def test_right_plain_answers_score_full_as_builtin_floats() -> None:
+    msg = {"type": "answers", "exercise": EX.id, "answers": reference_answers()}
+    result = scoring.result(outcome(msg, {"type": "done"}), source_nb())
+    (entry,) = result["exercises"]
+    assert entry["points"] == EX.points and type(entry["points"]) is float
+    assert entry["verdict"] == "correct" and result["status"] == "graded"
+
+
+@pytest.mark.parametrize("forged", [
+    {"type": "answers", "exercise": EX.id, "answers": "all right"},
+    {"type": "answers", "exercise": EX.id, "answers": [1.0] * (1 + len(EX.hidden))},
+    {"type": "answers", "exercise": EX.id, "answers": [{"t": "ellipsis"}]},  # too few
+    {"type": "answers", "exercise": "other", "answers": []},
+    {"type": "score", "exercise": EX.id, "points": 100},
+])
+def test_malformed_messages_are_ignored_with_a_reason(forged: dict) -> None:
+    result = scoring.result(outcome(forged, ended="the notebook's process was killed by SIGKILL"),
+                            source_nb())
+    (entry,) = result["exercises"]
+    assert entry["points"] == 0 and "No answer reached the grader" in entry["message"]
+    assert "SIGKILL" in result["reason"]
+
+
+def test_weird_plain_data_is_invalid_not_a_crash() -> None:
+    weird = [{"t": "array", "shape": [10**9], "dtype": "float", "v": "x"}] * (1 + len(EX.hidden))
+    result = scoring.result(outcome({"type": "answers", "exercise": EX.id, "answers": weird}),
+                            source_nb())
+    assert result["exercises"][0]["points"] == 0
+
+
+def test_rejected_notebook_fails_with_its_reason() -> None:
+    result = scoring.result(outcome({"type": "rejected", "reason": "not valid JSON"}), source_nb())
+    assert result["status"] == "failed" and result["reason"] == "not valid JSON"
+    assert result["score"] == 0 and result["max_score"] == EX.points
+
+
+@pytest.mark.parametrize("line", [b"not json", b"[1, 2]", b"\xff\xfe", b"[" * 100_000])
+def test_parent_accepts_only_json_objects(line: bytes) -> None:
+    assert _parse(line) is None
+
+
+# --- in the notebook: grade() for nbgrader -------------------------------------------------------
+
+def test_grade_returns_a_builtin_float_and_writes_nothing_on_stderr(capsys) -> None:
+    right = EX.reference(**EX.params)
+    points = grade(EX.id, right)  # no kernel: the hidden variants cannot be re-run, so partial
+    assert type(points) is float and 0 <= points <= EX.points
+    for strange in (None, "nonsense", torch.ones(3, requires_grad=True) * 2, {"a": object()}):
+        assert type(grade(EX.id, strange)) is float
+    assert grade("no_such_exercise", 1) == 0.0
+    assert capsys.readouterr().err == ""
+
+
+# --- the worker's own tools are put back -----------------------------------------------------------
+
+def test_snapshot_undoes_monkeypatching() -> None:
+    import autograder.plain
+
+    snap = Snapshot()
+    allclose, to_plain_fn, eq = torch.allclose, autograder.plain.to_plain, torch.Tensor.__eq__
+    try:
+        torch.allclose = lambda *a, **k: True
+        autograder.plain.to_plain = lambda *a, **k: {"t": "ellipsis"}
+        torch.Tensor.__eq__ = lambda self, other: True
+        snap.restore()
+        assert torch.allclose is allclose and autograder.plain.to_plain is to_plain_fn
+        assert torch.Tensor.__eq__ is eq
+    finally:
+        torch.allclose, autograder.plain.to_plain, torch.Tensor.__eq__ = allclose, to_plain_fn, eq
+
+
+# --- storage -------------------------------------------------------------------------------------
+
+def test_atomic_writes_leave_no_temporary_files(tmp_path: Path) -> None:
+    path = tmp_path / "r" / "x.json"
+    store.write_atomic(path, b"one")
+    store.write_atomic(path, b"two")
+    assert path.read_bytes() == b"two"
+    assert [p.name for p in path.parent.iterdir()] == ["x.json"]
+
+
+def test_csv_has_one_row_per_exercise(tmp_path: Path) -> None:
+    result = {"student": "ann", "assignment": "ch", "exercises": [
+        {"id": EX.id, "points": 0.5, "max_points": 1.0, "verdict": "partial", "misconception": None}]}
+    store.write_csv(tmp_path / "s.csv", [result])
+    assert (tmp_path / "s.csv").read_text().splitlines() == [
+        ",".join(store.CSV_COLUMNS), f"ann,ch,{EX.id},0.5,1,partial,"]
+
+
+def test_feedback_page_escapes_and_gives_the_hint() -> None:
+    wrong = EX.wrong[0]
+    result = {"student": "<b>eve</b>", "assignment": "ch", "status": "graded", "reason": "<script>",
+              "score": 0.0, "max_score": 1.0, "graded_at": "now", "exercises": [
+                  {"id": EX.id, "points": 0.0, "max_points": 1.0, "verdict": "wrong", "score": 0.0,
+                   "misconception": wrong.misconception, "message": "<img src=x onerror=alert(1)>"}]}
+    page = feedback.page(result)
+    assert "<script>" not in page and "<img" not in page and "<b>eve" not in page
+    import html
+
+    assert html.escape(wrong.hint) in page and EX.title in page
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+def test_grade_help_lists_every_option() -> None:
+    out = subprocess.run([GRADTUTOR, "grade", "--help"], capture_output=True, text=True).stdout
+    for option in ("COURSE_DIR" if "COURSE_DIR" in out else "course_dir", "--assignment",
+                   "--workers", "--csv", "--force"):
+        assert option in out
+
+
+def test_grade_explains_a_folder_that_is_not_a_course(tmp_path: Path) -> None:
+    done = subprocess.run([GRADTUTOR, "grade", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 2 and "no submitted/ folder" in done.stderr
+    (tmp_path / "submitted").mkdir()
+    done = subprocess.run([GRADTUTOR, "grade", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 2 and "generate_assignment" in done.stderr
+
+
+def test_feedback_without_results_says_what_to_do(tmp_path: Path) -> None:
+    done = subprocess.run([GRADTUTOR, "feedback", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 1 and "gradtutor grade" in done.stderr
