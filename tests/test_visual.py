@@ -52,10 +52,20 @@ def test_description_reads_as_the_seed_prose():
     x, y, z = fan_out()
     words = describe_graph(z, names={"x": x, "y": y, "z": z})
     assert words.startswith("In words: the graph has 5 boxes.")
-    assert "2 boxes on the left hold data: x = 2.0 and y = 3.0" in words
+    assert "2 boxes hold data: x = 2.0 and y = 3.0" in words
     assert "3 boxes are operations" in words
     assert "x into MulBackward0" in words and "x into PowBackward0" in words
     assert "gradients flow right to left" in words
+
+
+def test_small_tensors_show_their_values_and_shape():
+    x = torch.tensor([3.0, -1.0], requires_grad=True)
+    w = torch.tensor([[1.0, 2.0], [0.5, -1.0]], requires_grad=True)
+    big = torch.ones(3, 4, requires_grad=True)
+    out = (x @ w).sum() + big.sum()
+    words = describe_graph(out, names={"x": x, "W": w, "big": big, "out": out})
+    assert "x = [3.0, -1.0], W = [[1.0, 2.0], [0.5, -1.0]] and big = float32[3, 4]" in words
+    assert "MmBackward0" in words and "which makes out" in words
 
 
 def test_detach_is_drawn_and_described_as_a_cut():

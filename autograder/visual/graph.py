@@ -17,6 +17,7 @@ import base64
 import contextlib
 import html
 import io
+import math
 import re
 from collections import deque
 from dataclasses import dataclass, field
@@ -27,8 +28,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 COUNT_CAP = 200_000  # stop counting nodes of a giant graph here (the drawing is summarised anyway)
-WRAP = 6  # columns per band: wider graphs wrap like lines of text so the fonts stay readable
-COL_W, ROW_H = 2.3, 0.85  # inches between columns / rows
+WRAP = 5  # most columns per band: wider graphs wrap like lines of text, so a notebook shows
+COL_W, ROW_H = 2.05, 0.85  # the figure near its natural size (inches between columns / rows)
 
 STYLE = {  # kind -> face colour, edge colour, line style
     "leaf": ("#dbeafe", "#1d4ed8", "solid"),
@@ -63,6 +64,7 @@ class Node:
     ref: str = ""  # how the description refers to it afterwards
     tensor: torch.Tensor | None = None
     detached: bool = False
+    rank: int = 1 << 30  # position in the caller's ``names``: the description lists in that order
 
 
 @dataclass
@@ -100,8 +102,12 @@ def fmt_tensor(t: torch.Tensor | None) -> str:
     if t.numel() == 1:
         return _num(t.item()) if not t.is_complex() else str(t.item())
     if t.numel() <= 4 and not t.is_complex():
-        return "[" + ", ".join(_num(v) for v in t.flatten().tolist()) + "]"
+        return _nested(t.tolist())
     return f"{str(t.dtype).removeprefix('torch.')}{list(t.shape)}"
+
+
+def _nested(v: Any) -> str:
+    return "[" + ", ".join(_nested(x) for x in v) + "]" if isinstance(v, list) else _num(v)
 
 
 def op_words(node: Any) -> str:
@@ -216,6 +222,9 @@ def build_graph(tensor: torch.Tensor, *, names: dict[str, torch.Tensor] | None =
                 hidden_inputs[key] = hidden_inputs.get(key, 0) + 1
     g.total += len(seen)
     g.root = "n0"
+    order = {id(t): i for i, t in enumerate(names.values())}
+    for n in g.nodes.values():
+        n.rank = order.get(id(n.tensor), n.rank)
     _number_twins(g)
     if hidden_inputs:
         hidden = g.total - len(g.nodes)
@@ -237,8 +246,9 @@ def _number_twins(g: Graph) -> None:
     for twins in seen.values():
         if 1 < len(twins) <= 9:
             for i, n in enumerate(twins, 1):
-                n.title = n.ref = f"{n.title} #{i}"
-                n.words = n.ref + n.words[len(n.ref) - 3:]
+                cls = n.title
+                n.title = f"{cls} #{i}"
+                n.ref, n.words = (n.ref.replace(cls, n.title, 1), n.words.replace(cls, n.title, 1))
 
 
 def _leaf_ptr(fn: Any) -> set[int]:
@@ -266,7 +276,8 @@ def _fn_node(key: str, fn: Any, by_fn: dict[int, str], root: torch.Tensor | None
     if root is not None:
         detail += f" = {fmt_tensor(root)}"
     words = f"{cls} ({what})" + (f", which makes {name}" if name else "")
-    return Node(key, "op", cls, detail, words=words, ref=cls, tensor=root)
+    return Node(key, "op", cls, detail, words=words, ref=cls + (f" ({name})" if name else ""),
+                tensor=root)
 
 
 def _const_node(key: str, consumer: Any, index: int, consts: dict[str, torch.Tensor],
@@ -333,8 +344,12 @@ def _topological(g: Graph) -> list[str]:
 
 # ---------------------------------------------------------------- layout
 
-def layout(g: Graph) -> dict[str, tuple[float, float]]:
-    """Columns by longest distance from the output (inputs left); rows by barycentre sweeps."""
+def layout(g: Graph) -> tuple[dict[str, tuple[float, float]], dict[str, int], float]:
+    """Columns by longest distance from the output (inputs left); rows by barycentre sweeps.
+
+    Returns each node's position, its band (wide graphs wrap into bands of at most WRAP
+    columns, balanced) and the height of one band.
+    """
     depth = {k: 0 for k in g.nodes}
     for k in _topological(g):
         for s in g.inputs(k):
@@ -356,11 +371,13 @@ def layout(g: Graph) -> dict[str, tuple[float, float]]:
             for i, k in enumerate(c):
                 row[k] = i - (len(c) - 1) / 2
     tallest = max(len(c) for c in columns)
-    pos = {}
+    per = math.ceil(len(columns) / math.ceil(len(columns) / WRAP))
+    height = (tallest + 1.0) * ROW_H
+    pos, bands = {}, {}
     for k in g.nodes:
-        band, x = divmod(col[k], WRAP)
-        pos[k] = (x * COL_W, -row[k] * ROW_H - band * (tallest + 0.6) * ROW_H)
-    return pos
+        bands[k], x = divmod(col[k], per)
+        pos[k] = (x * COL_W, -row[k] * ROW_H - bands[k] * height)
+    return pos, bands, height
 
 
 # ---------------------------------------------------------------- the figure
@@ -395,10 +412,10 @@ def draw_graph(tensor: Any, *, title: str | None = None,
     see the gradient each fan-out arrow carries. ``fig.description`` holds the graph in words.
     """
     g = build_graph(tensor, names=names, max_nodes=max_nodes)
-    pos = layout(g)
+    pos, bands, band_height = layout(g)
     xs = [p[0] for p in pos.values()]
     ys = [p[1] for p in pos.values()]
-    pad_x, pad_top, pad_bottom = 0.95, 0.55 + (0.3 if title else 0), 0.75
+    pad_x, pad_top, pad_bottom = 1.2, 0.55 + (0.3 if title else 0), 0.75
     width = max(xs) - min(xs) + 2 * pad_x
     height = max(ys) - min(ys) + pad_top + pad_bottom
     fig = GraphFigure(figsize=(max(width, 4.0), height))
@@ -410,7 +427,7 @@ def draw_graph(tensor: Any, *, title: str | None = None,
     ax.set_xlim(cx - half, cx + half)
     ax.set_ylim(min(ys) - pad_bottom, max(ys) + pad_top)
     boxes = {k: _draw_box(ax, n, pos[k], k == g.root) for k, n in g.nodes.items()}
-    _draw_edges(ax, g, pos, boxes)
+    _draw_edges(ax, g, pos, boxes, bands, band_height)
     if title:
         ax.text(cx, max(ys) + pad_top - 0.2, title, ha="center", va="top", fontsize=12,
                 fontweight="bold")
@@ -430,22 +447,34 @@ def _draw_box(ax: Any, n: Node, xy: tuple[float, float], is_root: bool) -> Any:
     return t.get_bbox_patch()
 
 
-def _draw_edges(ax: Any, g: Graph, pos: dict, boxes: dict) -> None:
+def _draw_edges(ax: Any, g: Graph, pos: dict, boxes: dict, bands: dict[str, int],
+                band_height: float) -> None:
     fan = {s for s in g.nodes if len(g.consumers(s)) > 1 and g.nodes[s].kind != "more"}
+    right = max(p[0] for p in pos.values()) + COL_W * 0.5
+    left = -COL_W * 0.5
     twins: dict[tuple[str, str], int] = {}
     for i, (s, d) in enumerate(g.edges):
         nth = twins[(s, d)] = twins.get((s, d), -1) + 1
         rad = 0.25 * (nth if nth % 2 else -nth) if g.edges.count((s, d)) > 1 else 0.0
         kind = g.nodes[s].kind
-        cut = kind in ("const", "more")
         colour = CUT_COLOUR if kind == "const" else FAN_COLOUR if s in fan else EDGE_COLOUR
+        style = dict(color=colour, lw=1.6 if s in fan else 1.1,
+                     ls="--" if kind in ("const", "more") else "-")
+        start = pos[s]
+        if bands[s] != bands[d]:
+            # wrap like a line of text: out to the right margin, back along the gap above the
+            # target's band, then into the target; the start hides under the source box
+            gap = -(bands[d] - 0.5) * band_height
+            ax.plot([start[0], right, right, left], [start[1], start[1], gap, gap], zorder=2,
+                    solid_capstyle="round", **style)
+            start = (left, gap)
         # above the boxes, so each box's outline is already placed when the arrow is clipped
-        ax.annotate("", xy=pos[d], xytext=pos[s], zorder=4, arrowprops=dict(
-            arrowstyle="-|>", color=colour, lw=1.6 if s in fan else 1.1,
-            ls="--" if cut else "-", shrinkA=1, shrinkB=1, mutation_scale=12,
-            patchA=boxes[s], patchB=boxes[d], connectionstyle=f"arc3,rad={rad}"))
-        mx = (pos[s][0] + pos[d][0]) / 2
-        my = (pos[s][1] + pos[d][1]) / 2 + rad * 0.35 * (pos[d][0] - pos[s][0])
+        ax.annotate("", xy=pos[d], xytext=start, zorder=4, arrowprops=dict(
+            arrowstyle="-|>", shrinkA=1, shrinkB=1, mutation_scale=12,
+            patchA=boxes[s] if start == pos[s] else None, patchB=boxes[d],
+            connectionstyle=f"arc3,rad={rad}", **style))
+        mx = (start[0] + pos[d][0]) / 2
+        my = (start[1] + pos[d][1]) / 2 + rad * 0.35 * (pos[d][0] - start[0])
         label = ""
         if kind == "const" and g.nodes[s].tensor is not None:
             label = "✂ cut" if g.nodes[s].detached else "✂ no grad"
@@ -503,7 +532,7 @@ def describe(g: Graph) -> str:
     if g.note:
         return "In words: there is one box. " + g.note
     nodes = g.nodes
-    leaves = [n for n in nodes.values() if n.kind == "leaf"]
+    leaves = sorted((n for n in nodes.values() if n.kind == "leaf"), key=lambda n: n.rank)
     ops = [n for n in nodes.values() if n.kind == "op"]
     named_consts = [n for n in nodes.values() if n.kind == "const" and n.tensor is not None]
     plain_consts = [n for n in nodes.values() if n.kind == "const" and n.tensor is None]
@@ -517,7 +546,7 @@ def describe(g: Graph) -> str:
     out.append(f"In words: the graph has {_count(drawn, 'box', 'boxes')}.")
     if leaves:
         verb = "holds" if len(leaves) == 1 else "hold"
-        out.append(f"{_count(len(leaves), 'box', 'boxes')} on the left {verb} data: "
+        out.append(f"{_count(len(leaves), 'box', 'boxes')} {verb} data: "
                    + _grouped([n.words for n in leaves])
                    + ". These are leaves: tensors created with requires_grad=True, with no "
                      "arrow pointing into them; backward() stores their gradient in .grad.")
@@ -527,9 +556,9 @@ def describe(g: Graph) -> str:
                    "autograd attached: " + _grouped([n.words for n in ops]) + ".")
         root = nodes[g.root]
         value = f", holding {fmt_tensor(root.tensor)}" if root.tensor is not None else ""
-        out.append(f"The output on the right is {root.words}{value}.")
-    arrows = [f"{_short(nodes[s])} into {nodes[d].title}" for s, d in g.edges
-              if nodes[s].kind != "more"]
+        out.append(f"The output is {root.words}{value}.")
+    arrows = [f"{_short(nodes[s])} into {_short(nodes[d])}" for s, d in reversed(g.edges)
+              if nodes[s].kind != "more"]  # inputs first, the way data flows
     if arrows:
         listed = ": " + _listing(arrows) if len(arrows) <= 10 else ""
         out.append(f"{_count(len(arrows), 'arrow runs', 'arrows run')} from an input into the "
