@@ -67,3 +67,17 @@ def test_where_trap_and_double_where_numbers():
     assert registry.get("where_nan_trap").reference(x=[0.0, 4.0, -1.0]).tolist()[1] == 0.25
     grads = registry.get("safe_sqrt").reference(x=[0.0, 4.0, -1.0, 2.25])[1].tolist()
     assert grads[:3] == [0.0, 0.25, 0.0]
+
+
+@pytest.mark.parametrize("exercise_id", ["where_nan_trap", "safe_sqrt", "zero_norms", "tie_gradients"])
+def test_trap_variants_keep_their_trap(exercise_id):
+    # a variant without a zero (or without a tie) would make the right and wrong answers agree
+    ex = registry.get(exercise_id)
+    rng = random.Random(1)
+    for params in ex.variants() + [ex.draw(rng) for _ in range(20)]:
+        if exercise_id == "zero_norms":
+            assert [0.0, 0.0] in params["X"]
+        elif exercise_id == "tie_gradients":
+            assert params["x"].count(max(params["x"])) >= 2
+        else:
+            assert 0.0 in params["x"]
