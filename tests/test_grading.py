@@ -250,3 +250,27 @@ def test_grade_explains_a_folder_that_is_not_a_course(tmp_path: Path) -> None:
 def test_feedback_without_results_says_what_to_do(tmp_path: Path) -> None:
     done = subprocess.run([GRADTUTOR, "feedback", str(tmp_path)], capture_output=True, text=True)
     assert done.returncode == 1 and "gradtutor grade" in done.stderr
+
+
+def test_nbgrader_reads_the_grade_cell_output_as_the_points(capsys) -> None:
+    """What nbgrader's determine_grade makes of the output grade() leaves in a grade cell:
+    the exact partial credit, and zero (not the default full marks) for a wrong answer."""
+    from nbformat.v4 import new_output
+    from nbgrader.utils import determine_grade
+
+    def scored(answer: object) -> float:
+        points = grade(EX.id, answer)
+        printed = capsys.readouterr()
+        cell = new_code_cell("grade(...)", metadata={"nbgrader": {
+            "grade": True, "grade_id": EX.id, "points": EX.points, "solution": False}})
+        cell.outputs = [new_output("stream", name="stdout", text=printed.out),
+                        new_output("execute_result", data={"text/plain": repr(points)})]
+        if printed.err:
+            cell.outputs.append(new_output("stream", name="stderr", text=printed.err))
+        auto, _ = determine_grade(cell)
+        assert auto == points
+        return auto
+
+    assert scored(None) == 0.0
+    assert scored("nonsense") == 0.0
+    assert 0 < scored(EX.reference(**EX.params)) < EX.points  # hidden variants not re-run here

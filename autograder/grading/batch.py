@@ -167,5 +167,10 @@ def _summary(results: list[dict], todo: dict, seconds: float, csv: Path | None) 
           f"{len(results)} result(s) in total, {len(failed)} could not be read.", file=sys.stderr)
     for r in failed[:10]:
         print(f"  {r['student']}/{r['assignment']}: {r['reason']}", file=sys.stderr)
+    broken = [r for r in results if "grader's worker failed" in r["reason"]]
+    if broken:  # our fault, not the student's: say so loudly
+        print(f"WARNING: the grading worker itself failed on {len(broken)} submission(s), e.g. "
+              f"{broken[0]['student']}: {broken[0]['reason']}. See docs/grading.md (uid "
+              "switching needs root or a container).", file=sys.stderr)
     if csv is not None:
         print(f"Scores written to {csv}.", file=sys.stderr)

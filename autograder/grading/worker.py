@@ -81,7 +81,7 @@ def _isolate(wfd: int) -> None:
         os.dup2(devnull, fd)
     # inherited pipes of the other children, the gradebook's SQLite file: all closed
     os.closerange(3, wfd)
-    os.closerange(wfd + 1, 65536)
+    os.closerange(wfd + 1, max(65536, os.sysconf("SC_OPEN_MAX")))
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-big file is an OSError, not a death
