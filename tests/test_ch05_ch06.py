@@ -130,3 +130,22 @@ def test_cross_entropy_functions_are_graded_on_fresh_batches(name):
     assert fb.verdict == verdict, str(fb)
     if misconception:
         assert fb.misconception == misconception, str(fb)
+
+
+MATMUL_FUNCTIONS = {
+    "Aᵀ G": ("def matmul_grad_B(A, G):\n    return A.T @ G", "correct", None),
+    "Gᵀ A": ("def matmul_grad_B(A, G):\n    return G.T @ A", "wrong", "matmul_transpose"),
+    "autograd": ("""def matmul_grad_B(A, G):
+    B = torch.zeros(3, 3, dtype=A.dtype, requires_grad=True)
+    (A @ B).backward(G)
+    return B.grad""", "correct", None),
+}
+
+
+@pytest.mark.parametrize("name", MATMUL_FUNCTIONS)
+def test_matmul_gradient_functions_are_graded_on_fresh_matrices(name):
+    source, verdict, misconception = MATMUL_FUNCTIONS[name]
+    fb = _graded("matmul_grad_fn", source)
+    assert fb.verdict == verdict, str(fb)
+    if misconception:
+        assert fb.misconception == misconception, str(fb)
