@@ -75,6 +75,9 @@ def main() -> None:
     torch.set_num_threads(1)
     for ex in registry.all_exercises():  # exercise modules loaded, as a warm grader has them
         registry.get(ex.id)
+    for source in sorted((args.course / "source").glob("*/*.ipynb")):  # the lessons' imports
+        cells = code_cells(source) or [""]
+        run_cells(cells[:1], args.cell_seconds)
     signal.signal(signal.SIGALRM, _alarm)
     notebooks = sorted((args.course / "submitted").glob("*/*/*.ipynb"))
     cells = {p: code_cells(p) for p in notebooks}

@@ -123,18 +123,20 @@ def build_class(folder: Path, students: int, seed: int, only: list[str] | None =
 
 
 def copy_class(src: Path, dst: Path, keep: set[tuple[str, str]] | None = None,
-               students: int | None = None) -> Path:
+               students: int | None = None, assignment: str | None = None) -> Path:
     """A copy of a course with its gradebook and only some submissions: the first ``students``
-    students, or exactly the (student, assignment) pairs in ``keep``."""
+    students (of one ``assignment`` if given), or exactly the (student, assignment) pairs in
+    ``keep``."""
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("submitted", "autograded",
                                                             "feedback", "reports", "results"))
-    for student, assignment in submissions(src):
-        wanted = (keep is not None and (student, assignment) in keep) or (
-            students is not None and int(student.removeprefix("student")) <= students)
+    for student, chapter in submissions(src):
+        wanted = (keep is not None and (student, chapter) in keep) or (
+            students is not None and int(student.removeprefix("student")) <= students
+            and assignment in (None, chapter))
         if wanted:
-            shutil.copytree(src / "submitted" / student / assignment,
-                            dst / "submitted" / student / assignment)
+            shutil.copytree(src / "submitted" / student / chapter,
+                            dst / "submitted" / student / chapter)
     return dst
 
 

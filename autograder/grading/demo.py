@@ -27,6 +27,7 @@ from typing import Any
 
 import nbformat
 from nbformat import NotebookNode
+from nbformat.v4 import nbjson
 
 from .. import registry
 from ..build import course as build
@@ -97,6 +98,12 @@ class Planted:
 
 
 def planted(ex: Exercise, choice: str) -> Planted:
+    return _planted(ex.id, choice)
+
+
+@cache
+def _planted(exercise_id: str, choice: str) -> Planted:
+    ex = registry.get(exercise_id)
     if choice == CORRECT:
         return Planted(ex.solution.strip())
     if choice == HARDCODED:
@@ -269,7 +276,8 @@ def fill_notebook(released: NotebookNode, exs: list[Exercise], answers: dict[str
 
 def write_submission(path: Path, nb: NotebookNode, *, invalid_json: bool, minute: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = nbformat.writes(nb)
+    # nbformat's own layout, without re-validating a notebook nbgrader just released
+    text = nbjson.writes(nb)
     # a notebook cut off mid-upload: not JSON at all
     path.write_text(text[: len(text) // 2] if invalid_json else text)
     stamp = SUBMITTED_AT + timedelta(minutes=minute)
