@@ -113,10 +113,21 @@ def assert_widgets_rendered(page) -> int:
     return expected
 
 
-def test_demo_notebook_widgets_graph_and_self_check(lab, page):
+@pytest.fixture(scope="module")
+def demo(browser, lab):
+    """The demo notebook, opened and run once for the tests below (they go on from there)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
     open_notebook(page, lab, "demo.ipynb")
     run_all(page)
     shot(page, "demo-after-run-all")
+    yield page
+    context.close()
+    lab.shutdown_kernels()
+
+
+def test_demo_runs_and_every_widget_and_the_graph_render(demo):
+    page = demo
     assert error_outputs(page) == []
     assert assert_widgets_rendered(page) == len(WIDGETS)
     for name in WIDGETS:
@@ -131,6 +142,9 @@ def test_demo_notebook_widgets_graph_and_self_check(lab, page):
     assert graph.get_attribute("alt").startswith("In words: the graph has 5 boxes.")
     assert graph.evaluate("i => i.naturalWidth > 100")
 
+
+def test_filling_an_answer_turns_the_self_check_green(demo):
+    page = demo
     # the self-check first says "not answered"; fill the answer with the unit's solution
     ex = registry.get(EXERCISE)
     assert page.locator(".gradtutor-feedback.gradtutor-not_answered").count() == 1
@@ -148,9 +162,8 @@ def test_demo_notebook_widgets_graph_and_self_check(lab, page):
     shot(page.locator(".jp-CodeCell", has_text=f'check("{ex.id}"'), "self-check-correct")
 
 
-def test_moving_a_slider_and_clicking_a_button_change_the_numbers(lab, page):
-    open_notebook(page, lab, "demo.ipynb")
-    run_all(page)
+def test_moving_a_slider_changes_the_plot_and_the_numbers(demo):
+    page = demo
     box = widget(page, "tangent_explorer")
     box.scroll_into_view_if_needed()
     img = box.locator("img.widget-image")
@@ -172,6 +185,9 @@ def test_moving_a_slider_and_clicking_a_button_change_the_numbers(lab, page):
     assert shown_analytic == pytest.approx(3 * x**2 - 2, abs=1e-3)
     shot(box, "tangent-after-slider")
 
+
+def test_clicking_a_button_takes_a_step(demo):
+    page = demo
     descent = widget(page, "descent_stepper")
     descent.scroll_into_view_if_needed()
     descent.get_by_role("button", name="Step", exact=True).click()

@@ -202,7 +202,7 @@ def test_chain_rule_stepper_walks_forward_then_backward():
     box = chain_rule_stepper()
     assert box.numbers["step"] == 0 and "Forward" in shown(box)
     first = bytes(box.plot.value)
-    for _ in range(20):  # clicking past the end stays at the end
+    for _ in range(10):  # clicking past the end (8 steps) stays at the end
         box.controls["Next ▶"].click()
     assert box.numbers["step"] == 8 and bytes(box.plot.value) != first
     x = torch.tensor(2.0, requires_grad=True)
@@ -275,6 +275,13 @@ def test_descent_stepper_takes_the_seed_step_and_follows_the_learning_rate():
     box.controls["lr"].value = 0.5  # half the curvature's inverse: lands on the minimum
     box.controls["Step"].click()
     assert box.numbers["w"] == pytest.approx(3.0)
+    assert "one step lands exactly on the minimum" in shown(box)
+    box.controls["Reset"].click()
+    box.controls["lr"].value = 1.0  # the factor 1 - lr * L'' is -1: w bounces
+    box.controls["Step"].click()
+    assert box.numbers["w"] == pytest.approx(5.0) and "bounces" in shown(box)
+    box.controls["Step"].click()
+    assert box.numbers["w"] == pytest.approx(1.0)
     box.controls["Reset"].click()
     box.controls["lr"].value = 1.1
     box.controls["5 steps"].click()

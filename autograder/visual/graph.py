@@ -185,6 +185,7 @@ def build_graph(tensor: torch.Tensor, *, names: dict[str, torch.Tensor] | None =
     seen[id(tensor.grad_fn)] = "n0"
     hidden_inputs: dict[str, int] = {}
     n_const = 0
+    multi_output = False  # an op with several outputs (unbind, split): no share numbers
     while queue:
         fn = queue.popleft()
         key = seen[id(fn)]
@@ -195,7 +196,8 @@ def build_graph(tensor: torch.Tensor, *, names: dict[str, torch.Tensor] | None =
                                     root_name, by_id)
             live_ptrs.update(_leaf_ptr(fn))
         nexts = getattr(fn, "next_functions", ())
-        for i, (nxt, _) in enumerate(nexts):
+        for i, (nxt, output_nr) in enumerate(nexts):
+            multi_output = multi_output or output_nr != 0
             if nxt is None:
                 g.total += 1
                 if keep and len(g.nodes) < max_nodes:
@@ -232,7 +234,7 @@ def build_graph(tensor: torch.Tensor, *, names: dict[str, torch.Tensor] | None =
         g.nodes["more"] = Node("more", "more", f"⋯ {hidden:,}{plus} more nodes",
                                "not drawn", words=f"{hidden:,}{plus} more nodes")
         g.edges.extend(("more", k) for k in hidden_inputs)
-    else:
+    elif not multi_output:
         g.shares = _gradient_shares(g, tensor, kept_fns)
     return g
 

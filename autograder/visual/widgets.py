@@ -454,6 +454,23 @@ def _bowl(w: torch.Tensor) -> torch.Tensor:
     return (w - 3) ** 2
 
 
+def _descent_regime(lr: float, curvature: float) -> str:
+    """What steps of size lr do on a quadratic bowl: each step scales w − w* by 1 − lr·L″."""
+    factor = 1 - lr * curvature
+    scale = f"each step multiplies the distance to the minimum by 1 − lr·L″ = {num(factor)}"
+    if abs(factor) < 1e-9:
+        return f"Here {scale}: one step lands exactly on the minimum."
+    if factor > 0:
+        return (f"Here {scale}: w creeps toward the minimum from one side. The gradient "
+                "points uphill, so we step against it. Try a larger learning rate.")
+    if factor > -1:
+        return f"Here {scale}: each step jumps over the minimum, but by less each time."
+    if abs(factor + 1) < 1e-9:
+        return f"Here {scale}: w bounces between two points forever."
+    return (f"Here {scale}: each step overshoots further than the last, so descent diverges "
+            f"(any lr above 2 / L″ = {num(2 / curvature)} does).")
+
+
 def descent_stepper(w0: float = 1.0) -> W.VBox:
     """L(w) = (w − 3)²: step w ← w − lr · dL/dw with the learning rate you choose."""
     lr = W.FloatSlider(value=0.1, min=0.01, max=1.2, step=0.01, description="learning rate",
@@ -492,13 +509,8 @@ def descent_stepper(w0: float = 1.0) -> W.VBox:
                      ("L(w)", num(loss)), ("dL/dw (autograd)", num(g)),
                      ("by hand: 2(w − 3)", num(2 * (w - 3))),
                      ("next step", f"w ← {num(w)} − {num(lr.value)} · ({num(g)}) = {num(new)}")])
-        limit = 2 / curvature  # beyond this the steps overshoot more each time
-        if lr.value >= limit:
-            text += note(f"With lr ≥ 2 / L″ = {num(limit)} each step overshoots further than "
-                         "the last: descent diverges.", BAD)
-        else:
-            text += note("The gradient points uphill, so we step against it. Try a larger "
-                         "learning rate, then one too large.", MUTED)
+        text += note(_descent_regime(lr.value, curvature), BAD if lr.value * curvature >= 2
+                     else MUTED)
         return text, fig, {"w": w, "loss": loss, "grad": g, "next": new, "steps": len(path) - 1}
 
     return panel("Gradient descent, one step per click",
