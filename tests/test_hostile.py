@@ -145,12 +145,10 @@ def _class(course: Path) -> list[str]:
     released = kit.make_course(course, chapter)
     ctx = Context(released, kit.exercises_of(released), course.resolve(), CLASSMATE)
     picks = {c.name: c for c in CASES if c.name in (
-        "invalid_json", "os_exit", "segfault", "infinite_loop", "deleted_grade_cells",
-        "patch_allclose", "fork_bomb", "memory_bomb")}
+        "invalid_json", "os_exit", "segfault", "infinite_loop", "deleted_grade_cells", "memory_bomb")}
     subs = {"solution": kit.answered(released, kit.solution), "blank": released,
             "hardcoded": kit.answered(released, kit.hardcoded),
-            **{f"wrong{k}": kit.answered(released, lambda ex, k=k: kit.wrong(ex, k) or kit.solution(ex))
-               for k in range(3)},
+            "wrong0": kit.answered(released, lambda ex: kit.wrong(ex, 0) or kit.solution(ex)),
             **{name: case.make(ctx) for name, case in picks.items()}}
     for student, nb in subs.items():
         kit.submit(course, student, chapter, nb)
@@ -177,18 +175,18 @@ def test_sigkill_at_random_moments_loses_nothing() -> None:
 
     rng = random.Random(7)
     results = killed / "gradtutor" / "results"
-    kills = 0
-    for after in (1, 4, 7, 10):  # kill just after the n-th result lands, plus a random delay
+    graded_at_kill = []
+    for after in (1, 3, 5, 7):  # kill just after the n-th result lands, plus a random delay
         proc = grade(killed)
         while proc.poll() is None and len(list(results.glob("*/*.json"))) < after:
             time.sleep(0.02)
         time.sleep(rng.uniform(0, 0.4))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
-            kills += 1
+            graded_at_kill.append(len(list(results.glob("*/*.json"))))
         proc.communicate()
-    assert kills >= 3, "the batch finished before it could be killed: grow the class"
-    assert len(list(results.glob("*/*.json"))) < len(students) or kills == 4
+    # killed at least three times in the middle of the batch, with work still to do
+    assert len([n for n in graded_at_kill if 0 < n < len(students)]) >= 3, graded_at_kill
     run(killed)
 
     assert gradebook_scores(killed) == gradebook_scores(calm)
