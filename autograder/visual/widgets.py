@@ -59,7 +59,7 @@ def png(fig: Figure) -> bytes:
 
 def rows(pairs: Sequence[tuple[str, str]]) -> str:
     """A two-column table of label -> value, the readout's usual shape."""
-    body = "".join(f'<tr><td style="padding:2px 10px 2px 0;color:{MUTED}">{k}</td>'
+    body = "".join(f'<tr style="vertical-align:top"><td style="padding:2px 10px 2px 0;color:{MUTED}">{k}</td>'
                    f'<td style="padding:2px 0;font-family:var(--jp-code-font-family,monospace)">'
                    f"{v}</td></tr>" for k, v in pairs)
     return f"<table style='border-collapse:collapse'>{body}</table>"
@@ -600,6 +600,6 @@ def meta_gradient_explorer(x0: float = 1.0, alpha: float = 0.001) -> W.VBox:
 
     return panel("Differentiating through an update step",
                  "The gradient of the loss after one inner step, two ways. At a small α the "
-                 "two differ in the third digit; raise α and the cut slope visibly misses "
-                 "the curve.",
+                 "two slopes nearly agree; raise α and the cut slope visibly misses the "
+                 "curve.",
                  {"X": x, "alpha": a}, render)
