@@ -84,6 +84,7 @@ def warm_up(sources: Iterable[Any] = ()) -> Any:
     # tens of seconds, so errors are recorded (run_cell's result) but never drawn
     shell.showtraceback = _no_display
     shell.showsyntaxerror = _no_display
+    shell._format_exception_for_storage = _exception_summary  # IPython >= 8.33 formats each error
     shell.run_cell("import torch", store_history=False)
     _draw_once()
     for nb in sources:
@@ -93,6 +94,10 @@ def warm_up(sources: Iterable[Any] = ()) -> Any:
 
 def _no_display(*args: Any, **kwargs: Any) -> None:
     return None
+
+
+def _exception_summary(exception: BaseException, *args: Any, **kwargs: Any) -> dict:
+    return {"ename": type(exception).__name__, "evalue": str(exception)[:200], "traceback": []}
 
 
 def _draw_once() -> None:
