@@ -159,6 +159,17 @@ def test_nbgrader_generate_feedback_hides_hidden_tests(graded: dict) -> None:
     assert "check(" in text  # the visible part of the grade cell is still there
 
 
+def test_nbgrader_generate_feedback_works_on_our_grades(graded: dict) -> None:
+    """Our autograded notebooks are what nbgrader's feedback step expects, with our scores."""
+    slug = graded["chapter"].slug
+    build.nbgrader("generate_feedback", slug, "--force", course=graded["ours"])
+    total = sum(ex.points for ex in graded["exercises"])
+    html = (graded["ours"] / "feedback" / "solution" / slug / f"{slug}.html").read_text()
+    assert f"Score: {total:.1f} / {total:.1f}" in html
+    text = re.sub(r"<[^>]+>", "", html)
+    assert "BEGIN HIDDEN TESTS" not in text and "grade(" not in text
+
+
 def test_formgrader_api_sees_our_grades(graded: dict) -> None:
     """The formgrader's data layer (NbGraderAPI) lists our submissions with their scores."""
     from nbgrader.apps.api import NbGraderAPI
