@@ -107,16 +107,27 @@ def test_not_a_tensor_is_refused_with_a_reason(bad):
 
 
 def test_a_huge_graph_is_summarised():
-    n = 10_000
+    n = 2_500  # 10 001 nodes
     w = torch.tensor(1.0, requires_grad=True)
     for _ in range(n):
         w = w * 1.0001 + 0.0  # two operations and two constants per step
     fig = draw_graph(w)
     g = build_graph(w)
-    assert g.total == 4 * n + 1
+    assert g.total == 4 * n + 1 and not g.capped
     assert len(g.nodes) == 61 and "more" in g.nodes  # 60 drawn + one box for the rest
     assert f"{4 * n + 1 - 60:,} more nodes" in "\n".join(texts(fig))
     assert fig.description.startswith(f"This graph is large: {4 * n + 1:,} nodes.")
+
+
+def test_counting_stops_at_the_cap_of_a_giant_graph():
+    from autograder.visual.graph import COUNT_CAP
+
+    w = torch.tensor(1.0, requires_grad=True)
+    for _ in range(COUNT_CAP // 4 + 10):  # four nodes per step: past the cap
+        w = w * 1.0001 + 0.0
+    g = build_graph(w)
+    assert g.capped and g.total >= COUNT_CAP
+    assert describe_graph(w).startswith(f"This graph is large: more than {COUNT_CAP:,} nodes.")
 
 
 def test_sixty_nodes_stay_readable():

@@ -27,7 +27,8 @@ import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-COUNT_CAP = 200_000  # stop counting nodes of a giant graph here (the drawing is summarised anyway)
+COUNT_CAP = 20_000  # stop walking a giant graph here: the drawing is summarised anyway, and
+# (torch 2.13) freeing a graph after Python walked much deeper than this can crash the process
 WRAP = 5  # most columns per band: wider graphs wrap like lines of text, so a notebook shows
 COL_W, ROW_H = 2.05, 0.85  # the figure near its natural size (inches between columns / rows)
 
@@ -209,7 +210,7 @@ def build_graph(tensor: torch.Tensor, *, names: dict[str, torch.Tensor] | None =
                     hidden_inputs[key] = hidden_inputs.get(key, 0) + 1
                 continue
             if id(nxt) not in seen:
-                if len(seen) >= COUNT_CAP:
+                if len(seen) + g.total >= COUNT_CAP:  # g.total holds the constants so far
                     g.capped = True
                     continue
                 seen[id(nxt)] = f"n{len(seen)}"
@@ -541,8 +542,8 @@ def describe(g: Graph) -> str:
     drawn = len(nodes) - ("more" in nodes)
     out = []
     if "more" in nodes:
-        plus = "more than " if g.capped else ""
-        out.append(f"This graph is large: {plus}{g.total:,} nodes. The drawing shows the "
+        size = f"more than {COUNT_CAP:,}" if g.capped else f"{g.total:,}"
+        out.append(f"This graph is large: {size} nodes. The drawing shows the "
                    f"{drawn} nearest the output and one box standing for the rest; the words "
                    "below describe that part.")
     out.append(f"In words: the graph has {_count(drawn, 'box', 'boxes')}.")
