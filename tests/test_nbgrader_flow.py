@@ -189,14 +189,14 @@ def test_formgrader_api_sees_our_grades(graded: dict) -> None:
     assert api.get_autograded_students(slug) == set(graded["students"])
 
 
-def test_generate_assignment_works_for_every_chapter(tmp_path: Path) -> None:
+def test_every_chapter_releases_through_nbgrader() -> None:
+    """notebooks/ is nbgrader generate_assignment's output (test_build checks it is fresh, so
+    nbgrader is not re-run here): every exercise has its grade cell, nothing hidden leaks."""
     for chapter in registry.chapters():
-        if not chapter.lesson.exists():
-            continue  # a chapter still being written has no lesson yet
-        released = kit.make_course(tmp_path / chapter.slug, chapter)
+        released = nbformat.read(build.REPO / "notebooks" / f"{chapter.slug}.ipynb", as_version=4)
         grade_ids = {c.metadata["nbgrader"]["grade_id"] for c in released.cells
                      if c.metadata.get("nbgrader", {}).get("grade")}
-        assert set(chapter.exercise_ids()) <= grade_ids
+        assert set(chapter.exercise_ids()) <= grade_ids, chapter.slug
         text = nbformat.writes(released)
         assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text
 
@@ -252,7 +252,7 @@ def test_isolated_nbgrader_autograde_is_not_fooled(graded: dict) -> None:
     iso = graded["theirs"].parent / "isolated"
     shutil.copytree(graded["theirs"], iso)
     for student in (iso / "submitted").iterdir():
-        if student.name not in (CHEATER, "broken"):
+        if student.name != CHEATER:
             shutil.rmtree(student)
     os.environ["GRADTUTOR_ISOLATED"] = "1"
     try:
@@ -261,7 +261,5 @@ def test_isolated_nbgrader_autograde_is_not_fooled(graded: dict) -> None:
         del os.environ["GRADTUTOR_ISOLATED"]
     isolated, ours = gradebook_scores(iso), gradebook_scores(graded["ours"])
     slug = graded["chapter"].slug
-    for student in (CHEATER, "broken"):
-        for ex in graded["exercises"]:
-            assert isolated[(student, slug, ex.id)] == ours[(student, slug, ex.id)]
-    assert all(isolated[(CHEATER, slug, ex.id)] == 0 for ex in graded["exercises"])
+    for ex in graded["exercises"]:
+        assert isolated[(CHEATER, slug, ex.id)] == ours[(CHEATER, slug, ex.id)] == 0
