@@ -109,6 +109,11 @@ def text(nb: NotebookNode) -> str:
 
 # --- the cases ----------------------------------------------------------------------------------
 
+def _stdlib_imports(ctx: Context) -> NotebookNode:
+    return each(ctx, lambda ex: "import graphlib, fractions, statistics, heapq, bisect\n"
+                                "import torch.nn.functional as F\n" + kit.solution(ex))
+
+
 def _truncated(ctx: Context) -> bytes:
     data = text(solved(ctx)).encode()
     return data[: len(data) * 2 // 3]
@@ -456,6 +461,8 @@ CASES: list[Case] = [
     Case("enormous", "21 MiB of stored output", _enormous, ZERO, "failed", "the limit is 20 MiB"),
     Case("not_a_notebook", "a JSON list", _not_a_notebook, ZERO, "failed", "not a notebook"),
     Case("large_outputs", "8 MiB of stored outputs, answers right", _large_outputs, FULL),
+    Case("stdlib_imports", "right answers that import stdlib modules in the sandbox",
+         _stdlib_imports, FULL),
     Case("deleted_grade_cells", "every grade cell deleted", _deleted_grade_cells, FULL),
     Case("duplicated_grade_cells", "forged copies of grade cells", _duplicated_grade_cells, FULL),
     Case("duplicated_answer_cells", "a wrong copy above each answer", _duplicated_answer_cells, FULL),
