@@ -358,3 +358,19 @@ def test_feedback_reads_well_in_a_terminal_and_in_lab():
     empty = check("leaves_xy", ...)
     assert str(empty).count("Not answered yet") == 1  # the label is not repeated in the body
     assert 'class="gradtutor-feedback gradtutor-not_answered"' in empty._repr_html_()
+
+
+def test_headless_mode_skips_drawing_and_is_off_by_default():
+    """The grading worker turns headless mode on: drawings and widgets return None at once."""
+    from autograder import draw_graph, tangent_explorer
+    from autograder.visual import headless
+
+    x = torch.tensor(2.0, requires_grad=True)
+    assert headless.ENABLED is False
+    assert draw_graph(x * 3) is not None
+    headless.ENABLED = True
+    try:
+        assert draw_graph(x * 3) is None
+        assert tangent_explorer() is None
+    finally:
+        headless.ENABLED = False

@@ -156,6 +156,9 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 def _run(cells: list, shell: Any, send, limits: Limits) -> None:
     from .. import collect, registry, selfcheck  # loaded by the warm parent already
+    from ..visual import headless
+
+    headless.ENABLED = True  # nobody sees this child's figures and widgets: skip drawing them
 
     tools = (collect, registry, selfcheck)
     guard = Snapshot()

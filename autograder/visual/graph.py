@@ -27,6 +27,8 @@ import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .headless import skipped_when_headless
+
 COUNT_CAP = 20_000  # stop walking a giant graph here: the drawing is summarised anyway, and
 # (torch 2.13) freeing a graph after Python walked much deeper than this can crash the process
 WRAP = 5  # most columns per band: wider graphs wrap like lines of text, so a notebook shows
@@ -406,6 +408,7 @@ class GraphFigure(Figure):
         return {"text/html": page, "image/png": png, "text/plain": self.description}
 
 
+@skipped_when_headless
 def draw_graph(tensor: Any, *, title: str | None = None,
                names: dict[str, torch.Tensor] | None = None, max_nodes: int = 60) -> Figure:
     """Draw the autograd graph that produced ``tensor``; returns the matplotlib Figure.
@@ -501,6 +504,7 @@ def _legend(g: Graph) -> str:
 
 # ---------------------------------------------------------------- the same graph in words
 
+@skipped_when_headless
 def describe_graph(tensor: Any, *, names: dict[str, torch.Tensor] | None = None) -> str:
     """The graph of ``tensor`` in plain words: boxes, arrows, where gradients add up."""
     return describe(build_graph(tensor, names=names))

@@ -21,6 +21,8 @@ import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .headless import skipped_when_headless
+
 F64 = torch.float64
 INK, ACCENT, GOOD, BAD, MUTED = "#1f2328", "#1d4ed8", "#1a7f37", "#cf222e", "#57606a"
 
@@ -149,6 +151,7 @@ def _cubic_slope(x: float) -> float:  # the derivative worked by hand: d/dx (x^3
     return 3 * x**2 - 2
 
 
+@skipped_when_headless
 def tangent_explorer(f: Callable[[torch.Tensor], torch.Tensor] | None = None, x0: float = 1.0,
                      x_range: tuple[float, float] = (-3.0, 3.0), *,
                      df: Callable[[float], float] | None = None,
@@ -223,6 +226,7 @@ def _chain_numbers(x0: float, y0: float) -> dict[str, float]:
             "x_from_a": x_from_a.item(), "y_grad": y.grad.item(), "x_grad": x.grad.item()}
 
 
+@skipped_when_headless
 def chain_rule_stepper(x0: float = 2.0, y0: float = 3.0) -> W.VBox:
     """z = x·y + x²: forward values one node per click, then gradients flowing back."""
     x = slider("x", x0, -4.0, 4.0, 0.5)
@@ -301,6 +305,7 @@ KINKS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], str]] = {
 }
 
 
+@skipped_when_headless
 def kink_explorer() -> W.VBox:
     """Five spellings of max(x, 0): same values, different gradients at the corner x = 0."""
     pick = W.Dropdown(options=list(KINKS), value="torch.relu(x)", description="function",
@@ -346,6 +351,7 @@ def kink_explorer() -> W.VBox:
 
 # ---------------------------------------------------------------- 4. accumulation
 
+@skipped_when_headless
 def accumulation_stepper(x0: float = 2.0) -> W.VBox:
     """y = x²: each backward() adds dy/dx to x.grad; zero_() empties it."""
     x = slider("x", x0, -3.0, 3.0, 0.5)
@@ -402,6 +408,7 @@ def accumulation_stepper(x0: float = 2.0) -> W.VBox:
 
 # ---------------------------------------------------------------- 5. vector-Jacobian product
 
+@skipped_when_headless
 def vjp_explorer(x0: Sequence[float] = (1.0, 2.0, 3.0)) -> W.VBox:
     """y = x² elementwise; y.backward(v) puts vᵀJ into x.grad. Slide the seed v."""
     seeds = [slider(f"v{i + 1}", 1.0, -2.0, 2.0, 0.5) for i in range(len(x0))]
@@ -471,6 +478,7 @@ def _descent_regime(lr: float, curvature: float) -> str:
             f"(any lr above 2 / L″ = {num(2 / curvature)} does).")
 
 
+@skipped_when_headless
 def descent_stepper(w0: float = 1.0) -> W.VBox:
     """L(w) = (w − 3)²: step w ← w − lr · dL/dw with the learning rate you choose."""
     lr = W.FloatSlider(value=0.1, min=0.01, max=1.2, step=0.01, description="learning rate",
@@ -557,6 +565,7 @@ def outer_loss(xs: torch.Tensor, alpha: float, target: float = 4.0) -> torch.Ten
         return ((3 * x + 3 * (x + alpha * g1)) / 2 - target) ** 2
 
 
+@skipped_when_headless
 def meta_gradient_explorer(x0: float = 1.0, alpha: float = 0.001) -> W.VBox:
     """The gradient through an inner update step, with and without create_graph=True."""
     x = slider("X", x0, -1.0, 3.0, 0.05)
