@@ -103,3 +103,28 @@ def fill(template: str, params: Params, *, code: bool) -> str:
         return pretty(params[name]) if m.group(2) and not code else literal(params[name])
 
     return _FIELD.sub(sub, template)
+
+
+def table_with(base: Callable[..., dict], **rows: dict | Callable[..., dict]) -> Callable[..., dict]:
+    """A known wrong table: the right one from ``base`` with some entries changed.
+
+    Each row's changes are a dict of entries, or a function of the parameters that returns one.
+    """
+
+    def value(**params: Any) -> dict:
+        table = {row: dict(cells) for row, cells in base(**params).items()}
+        for row, cells in rows.items():
+            table[row].update(cells(**params) if callable(cells) else cells)
+        return table
+
+    return value
+
+
+def raised(action: Callable[[], Any]) -> str | None:
+    """The name of the exception ``action()`` raises, or None if it runs: the reference of a
+    "which error is raised?" exercise."""
+    try:
+        action()
+    except Exception as e:  # the exception is the answer
+        return type(e).__name__
+    return None

@@ -2,7 +2,7 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Bool, Number, Table
 
 ROWS = ("x", "y", "z")
@@ -31,15 +31,6 @@ def finite_diff(x0: float, y0: float) -> dict:
     t["x"]["grad"] = ((x0 + h + y0) - (x0 - h + y0)) / (2 * h)
     t["y"]["grad"] = ((x0 + y0 + h) - (x0 + y0 - h)) / (2 * h)
     return t
-
-
-def _with(**changes: dict) -> "callable":
-    def value(x0: float, y0: float) -> dict:
-        t = analytic(x0, y0)
-        for row, cells in changes.items():
-            t[row].update(cells)
-        return t
-    return value
 
 
 EXERCISE = Exercise(
@@ -78,16 +69,16 @@ z.backward()""",
     analytic=analytic,
     finite_diff=finite_diff,
     wrong=(
-        Wrong("leaf_definition", _with(z={"is_leaf": True, "grad": 1.0}),
+        Wrong("leaf_definition", table_with(analytic, z={"is_leaf": True, "grad": 1.0}),
               "z was made by an operation (the + box has arrows coming in), so it is not a leaf. "
               "Autograd only stores .grad on leaves; it passes z's gradient straight through to x "
               "and y.",
               "A leaf is a box with no arrow pointing into it. Which boxes were typed in by hand?"),
-        Wrong("nonleaf_grad", _with(z={"grad": 1.0}),
+        Wrong("nonleaf_grad", table_with(analytic, z={"grad": 1.0}),
               "z is correctly a non-leaf, but a non-leaf's .grad stays None: backward() uses dz/dz "
               "= 1 on its way to the leaves and then throws it away (retain_grad() would keep it).",
               "Ask what autograd stores, not what it computes along the way."),
-        Wrong("leaf_grad_filled", _with(x={"grad": None}, y={"grad": None}),
+        Wrong("leaf_grad_filled", table_with(analytic, x={"grad": None}, y={"grad": None}),
               "x and y are leaves that require grad, so backward() fills their .grad with dz/dx and "
               "dz/dy.",
               "After backward(), every leaf that requires grad and lies on a path to z has a .grad."),

@@ -2,7 +2,7 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Bool, Choice, Table
 
 ROWS = ("a", "b", "c", "d")
@@ -31,15 +31,6 @@ def analytic(a0: float, b0: float) -> dict:
             "b": {"requires_grad": True, "grad_fn": None},
             "c": {"requires_grad": False, "grad_fn": None},
             "d": {"requires_grad": True, "grad_fn": "MulBackward0"}}
-
-
-def _with(**changes: dict):
-    def value(a0: float, b0: float) -> dict:
-        t = analytic(a0, b0)
-        for row, cells in changes.items():
-            t[row] = {**t[row], **cells}
-        return t
-    return value
 
 
 EXERCISE = Exercise(
@@ -73,20 +64,20 @@ d = a * b""",
     reference=reference,
     analytic=analytic,
     wrong=(
-        Wrong("detach_cuts_path", _with(c={"requires_grad": True, "grad_fn": "DetachBackward0"}),
+        Wrong("detach_cuts_path", table_with(analytic, c={"requires_grad": True, "grad_fn": "DetachBackward0"}),
               ".detach() returns a tensor that shares b's numbers but has no history: "
               "requires_grad=False and no grad_fn. It is a photocopy of the value with no memory "
               "of where it came from.",
               "What would be the point of detach if the result were still tracked?"),
-        Wrong("requires_grad_propagation", _with(d={"requires_grad": False, "grad_fn": None}),
+        Wrong("requires_grad_propagation", table_with(analytic, d={"requires_grad": False, "grad_fn": None}),
               "If any input of an operation requires grad, so does its output. a is untracked but "
               "b is tracked, so d = a * b is tracked and remembers MulBackward0.",
               "Follow the arrows: does one tracked input reach d?"),
-        Wrong("grad_fn_of_leaf", _with(b={"grad_fn": "AccumulateGrad"}),
+        Wrong("grad_fn_of_leaf", table_with(analytic, b={"grad_fn": "AccumulateGrad"}),
               "b is a leaf you created, so it has no grad_fn; AccumulateGrad is the graph node that "
               "will write into b.grad, not b's own grad_fn.",
               "Which of these tensors were produced by an operation?"),
-        Wrong("requires_grad_propagation", _with(a={"requires_grad": True}),
+        Wrong("requires_grad_propagation", table_with(analytic, a={"requires_grad": True}),
               "Tensors do not require grad by default. a was created without requires_grad=True, "
               "and nothing later changes a itself; d = a * b makes a new tensor.",
               "Look only at how a was created."),

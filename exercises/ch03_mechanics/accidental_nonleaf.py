@@ -4,11 +4,10 @@ w = torch.tensor(v, requires_grad=True) * s is the product of an anonymous leaf:
 False and w.grad stays None. (torch.tensor(v) * s).requires_grad_() is a leaf and gets 2v.
 """
 
-from collections.abc import Callable
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Bool, Table
 from autograder.kinds import Tensor as TensorKind
 from autograder.numeric import tensor_gradient
@@ -35,15 +34,6 @@ def finite_diff(vals: list[float], scale: float) -> dict:
     t = analytic(vals, scale)
     t["v"]["grad"] = tensor_gradient(lambda u: (u**2).sum(), torch.tensor(vals) * scale)
     return t
-
-
-def _with(**rows: Callable[[list[float], float], dict]) -> Callable[..., dict]:
-    def table(vals: list[float], scale: float) -> dict:
-        t = analytic(vals, scale)
-        for name, cells in rows.items():
-            t[name] = {**t[name], **cells(vals, scale)}
-        return t
-    return table
 
 
 def _twice(vals: list[float], scale: float) -> list[float]:
@@ -83,17 +73,17 @@ loss.backward()""",
     analytic=analytic,
     finite_diff=finite_diff,
     wrong=(
-        Wrong("accidental_nonleaf", _with(w=lambda vals, s: {"is_leaf": True, "grad": _twice(vals, s)}),
+        Wrong("accidental_nonleaf", table_with(analytic, w=lambda vals, scale: {"is_leaf": True, "grad": _twice(vals, scale)}),
               "w is not the tensor you created: it is the result of multiplying that tensor by "
               "the scale, so it is a non-leaf and keeps no .grad. The real leaf is the anonymous "
               "tensor before the multiplication, which you have no name for. An optimizer given "
               "w would refuse it (ValueError: can't optimize a non-leaf Tensor).",
               "Which operation ran last on the line that defines w?"),
-        Wrong("nonleaf_grad", _with(w=lambda vals, s: {"grad": _twice(vals, s)}),
+        Wrong("nonleaf_grad", table_with(analytic, w=lambda vals, scale: {"grad": _twice(vals, scale)}),
               "w is rightly a non-leaf, and so its .grad stays None: autograd passes its gradient "
               "through to the anonymous leaf behind it and keeps nothing on w.",
               "Which tensors does backward() write .grad into?"),
-        Wrong("leaf_grad_filled", _with(v=lambda vals, s: {"grad": None}),
+        Wrong("leaf_grad_filled", table_with(analytic, v=lambda vals, scale: {"grad": None}),
               "v is a leaf: it was computed without tracking (torch.tensor(...) * scale does not "
               "require grad), and requires_grad_() then made it a tracked leaf before the loss "
               "was built. backward() fills its .grad with 2v.",

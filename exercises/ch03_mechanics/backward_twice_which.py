@@ -5,11 +5,10 @@ keeps what the first call put there. (x + 1).sum() saves nothing: the second cal
 x.grad becomes [2, 2].
 """
 
-from collections.abc import Callable
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Choice, Table
 from autograder.kinds import Tensor as TensorKind
 
@@ -45,25 +44,16 @@ def analytic(x: list[float]) -> dict:
             "add_one": {"error": None, "grad": [2.0, 2.0]}}
 
 
-def _with(**rows: dict) -> Callable[..., dict]:
-    def table(x: list[float]) -> dict:
-        t = analytic(x)
-        for name, cells in rows.items():
-            t[name] = {**t[name], **cells}
-        return t
-    return table
-
-
 def _grad_none(x: list[float]) -> dict:
-    return _with(exp={"grad": None}, square={"grad": None})(x)
+    return table_with(analytic, exp={"grad": None}, square={"grad": None})(x=x)
 
 
 def _add_fails(x: list[float]) -> dict:
-    return _with(add_one={"error": "RuntimeError", "grad": [1.0, 1.0]})(x)
+    return table_with(analytic, add_one={"error": "RuntimeError", "grad": [1.0, 1.0]})(x=x)
 
 
 def _add_overwrites(x: list[float]) -> dict:
-    return _with(add_one={"grad": [1.0, 1.0]})(x)
+    return table_with(analytic, add_one={"grad": [1.0, 1.0]})(x=x)
 
 
 def _none_fail(x: list[float]) -> dict:

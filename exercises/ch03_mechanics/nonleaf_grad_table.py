@@ -3,11 +3,10 @@
 x = [1, 2], y = 3x, z = sum(y²): x.grad = 2·3²·x = [18, 36], y.grad = None.
 """
 
-from collections.abc import Callable
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Bool, Table
 from autograder.kinds import Tensor as TensorKind
 from autograder.numeric import tensor_gradient
@@ -35,15 +34,6 @@ def finite_diff(x: list[float], k: float) -> dict:
     t = analytic(x, k)
     t["x"]["grad"] = tensor_gradient(lambda v: ((v * k) ** 2).sum(), torch.tensor(x))
     return t
-
-
-def _with(**rows: Callable[[list[float], float], dict]) -> Callable[..., dict]:
-    def table(x: list[float], k: float) -> dict:
-        t = analytic(x, k)
-        for name, cells in rows.items():
-            t[name] = {**t[name], **cells(x, k)}
-        return t
-    return table
 
 
 EXERCISE = Exercise(
@@ -78,17 +68,17 @@ z.backward()""",
     analytic=analytic,
     finite_diff=finite_diff,
     wrong=(
-        Wrong("nonleaf_grad", _with(y=lambda x, k: {"grad": [2 * k * v for v in x]}),
+        Wrong("nonleaf_grad", table_with(analytic, y=lambda x, k: {"grad": [2 * k * v for v in x]}),
               "y is rightly a non-leaf, but its .grad stays None. backward() computes dz/dy = 2y "
               "on its way to x, uses it, and throws it away; only leaves that require grad keep "
               "theirs. Call y.retain_grad() before backward() to keep it (PyTorch warns when you "
               "read a non-leaf's .grad).",
               "Ask what autograd stores, not what it computes along the way."),
-        Wrong("leaf_definition", _with(y=lambda x, k: {"is_leaf": True, "grad": [2 * k * v for v in x]}),
+        Wrong("leaf_definition", table_with(analytic, y=lambda x, k: {"is_leaf": True, "grad": [2 * k * v for v in x]}),
               "y was produced by an operation (x * k), so it is not a leaf, and a non-leaf keeps "
               "no .grad. A leaf is a tensor you created directly.",
               "Is there an arrow pointing into y's box in the graph?"),
-        Wrong("chain_rule_dropped", _with(x=lambda x, k: {"grad": [2 * k * v for v in x]}),
+        Wrong("chain_rule_dropped", table_with(analytic, x=lambda x, k: {"grad": [2 * k * v for v in x]}),
               "x.grad is dz/dy = 2y, without the factor dy/dx = k on the way from y to x. The chain "
               "rule multiplies both: dz/dx = 2y·k = 2k²x.",
               "Write dz/dx as (dz/dy)(dy/dx) and evaluate both factors."),

@@ -1,10 +1,9 @@
 """Content-map M05/M06: .grad accumulates; zero_grad(set_to_none=False) zeroes; zero_grad() sets None."""
 
-from collections.abc import Callable
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Table
 from autograder.kinds import Tensor as TensorKind
 from autograder.numeric import tensor_gradient
@@ -44,15 +43,6 @@ def finite_diff(w: list[float]) -> dict:
     g = tensor_gradient(lambda t: (t**2).sum(), torch.tensor(w))
     return {"A": {"grad": g}, "B": {"grad": 2 * g}, "C": {"grad": 0 * g}, "D": {"grad": g},
             "E": {"grad": None}}
-
-
-def _with(**rows: Callable[[list[float]], list[float] | None]) -> Callable[..., dict]:
-    def table(w: list[float]) -> dict:
-        t = analytic(w)
-        for name, value in rows.items():
-            t[name] = {"grad": value(w)}
-        return t
-    return table
 
 
 EXERCISE = Exercise(
@@ -97,20 +87,20 @@ states["E"] = {"grad": w.grad}""",
     analytic=analytic,
     finite_diff=finite_diff,
     wrong=(
-        Wrong("zero_grad_none", _with(E=lambda w: [0.0, 0.0]),
+        Wrong("zero_grad_none", table_with(analytic, E=lambda w: {"grad": [0.0, 0.0]}),
               "Since PyTorch 2.0, zero_grad() sets .grad to None by default (set_to_none=True): "
               "it frees the memory, and the next backward() creates a fresh gradient. Code that "
               "does w.grad.add_(...) right after zero_grad() fails on None.",
               "Compare line C with line E: what does set_to_none change?"),
-        Wrong("accumulation", _with(B=lambda w: [2 * v for v in w]),
+        Wrong("accumulation", table_with(analytic, B=lambda w: {"grad": [2 * v for v in w]}),
               "Line B is the second backward() without zeroing in between, so it adds another "
               "2w to the 2w already in w.grad.",
               "What was in w.grad just before line B ran?"),
-        Wrong("accumulation", _with(D=lambda w: [6 * v for v in w]),
+        Wrong("accumulation", table_with(analytic, D=lambda w: {"grad": [6 * v for v in w]}),
               "Line C emptied w.grad to zeros, so line D starts from zero and leaves one gradient "
               "2w, not the sum of all three backward() calls.",
               "What was in w.grad just before line D ran?"),
-        Wrong("zero_grad_none", _with(C=lambda w: None),
+        Wrong("zero_grad_none", table_with(analytic, C=lambda w: {"grad": None}),
               "With set_to_none=False, zero_grad() keeps the gradient tensor and fills it with "
               "zeros (the pre-2.0 behaviour); only the default set_to_none=True leaves None.",
               "Read the set_to_none argument on line C."),

@@ -3,7 +3,7 @@
 import torch
 from torch.func import grad
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, raised, table_with
 from autograder.kinds import Choice, Table
 
 ROWS = ("a", "b", "c", "d", "e", "f")
@@ -45,14 +45,7 @@ def _calls(x0: list[float], w0: float) -> dict:
 
 
 def reference(x0: list[float], w0: float) -> dict:
-    out = {}
-    for row, call in _calls(x0, w0).items():
-        try:
-            call()
-            out[row] = {"error": None}
-        except Exception as e:  # the answer is which exception class torch raises
-            out[row] = {"error": type(e).__name__}
-    return out
+    return {row: {"error": raised(call)} for row, call in _calls(x0, w0).items()}
 
 
 def analytic(x0: list[float], w0: float) -> dict:
@@ -61,15 +54,6 @@ def analytic(x0: list[float], w0: float) -> dict:
     errors = {"a": "RuntimeError", "b": None, "c": None, "d": None, "e": "RuntimeError",
               "f": "RuntimeError"}
     return {row: {"error": err} for row, err in errors.items()}
-
-
-def _with(**changes: str | None):
-    def value(x0: list[float], w0: float) -> dict:
-        t = analytic(x0, w0)
-        for row, err in changes.items():
-            t[row] = {"error": err}
-        return t
-    return value
 
 
 EXERCISE = Exercise(
@@ -123,21 +107,21 @@ runs = {row: {"error": error_of(line)} for row, line in lines.items()}""",
     reference=reference,
     analytic=analytic,
     wrong=(
-        Wrong("one_element_scalar", _with(d="RuntimeError"),
+        Wrong("one_element_scalar", table_with(analytic, d={"error": "RuntimeError"}),
               "Line d runs. For backward() 'scalar' means one element, not zero dimensions: "
               "3 * w has shape (1,), holds a single number, and backward() seeds it with 1.",
               "Count the elements of 3 * w, not its dimensions."),
-        Wrong("seed_required", _with(a=None),
+        Wrong("seed_required", table_with(analytic, a={"error": None}),
               "Line a raises RuntimeError: 3 * x holds three numbers, and backward() will not "
               "guess how to weigh them ('grad can be implicitly created only for scalar "
               "outputs'). Lines b and c show the two fixes: pass a seed, or reduce to a scalar.",
               "What seed would backward() start from in line a?"),
-        Wrong("func_grad_scalar", _with(e=None),
+        Wrong("func_grad_scalar", table_with(analytic, e={"error": None}),
               "Line e raises RuntimeError: torch.func.grad differentiates a function with a single "
               "scalar output, and t ↦ 3t returns three numbers. For vector outputs torch.func has "
               "vjp and jacrev.",
               "What does torch.func.grad assume about the output of the function?"),
-        Wrong("seed_required", _with(f=None),
+        Wrong("seed_required", table_with(analytic, f={"error": None}),
               "Line f raises RuntimeError ('Mismatch in shape'): the seed is the gradient with "
               "respect to the output, so it must have the output's shape, (3,). A 0-dimensional "
               "seed is not broadcast.",

@@ -3,7 +3,7 @@ torch.stack keeps it. A tensor rebuilt from .item() with requires_grad=True is a
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Bool, Choice, Table
 
 ROWS = ("s1", "s2", "s3")
@@ -28,15 +28,6 @@ def analytic(a0: float, b0: float) -> dict:
     return {"s1": {"requires_grad": False, "grad_fn": None},
             "s2": {"requires_grad": True, "grad_fn": "StackBackward0"},
             "s3": {"requires_grad": True, "grad_fn": None}}
-
-
-def _with(**changes: dict):
-    def value(a0: float, b0: float) -> dict:
-        t = analytic(a0, b0)
-        for row, cells in changes.items():
-            t[row] = {**t[row], **cells}
-        return t
-    return value
 
 
 EXERCISE = Exercise(
@@ -73,22 +64,22 @@ cutters = {name: {"requires_grad": t.requires_grad, "grad_fn": t.grad_fn}
     reference=reference,
     analytic=analytic,
     wrong=(
-        Wrong("tensor_constructor_cuts", _with(s1={"requires_grad": True, "grad_fn": "StackBackward0"}),
+        Wrong("tensor_constructor_cuts", table_with(analytic, s1={"requires_grad": True, "grad_fn": "StackBackward0"}),
               "torch.tensor(...) is a constructor, not an operation: it reads the plain numbers "
               "out of a and b and builds a brand-new leaf with requires_grad=False (PyTorch even "
               "warns that it is converting tensors that require grad to scalars). The graph is "
               "cut. torch.stack (or torch.cat) is the operation that keeps it.",
               "Which of the two builds its result with a recorded operation?"),
-        Wrong("item_leaves_graph", _with(s3={"requires_grad": True, "grad_fn": "MulBackward0"}),
+        Wrong("item_leaves_graph", table_with(analytic, s3={"requires_grad": True, "grad_fn": "MulBackward0"}),
               ".item() returns a Python float, which has no history. Wrapping it in "
               "torch.tensor(..., requires_grad=True) makes a new leaf: it requires grad but has "
               "no grad_fn, and s3.backward() would fill s3.grad, leaving a.grad and b.grad None.",
               "What type does .item() return, and what does it remember about a * b?"),
-        Wrong("item_leaves_graph", _with(s3={"requires_grad": False, "grad_fn": None}),
+        Wrong("item_leaves_graph", table_with(analytic, s3={"requires_grad": False, "grad_fn": None}),
               "s3 was created with requires_grad=True, so it does require grad; it is simply a "
               "new leaf, cut off from a and b because .item() handed over a plain Python float.",
               "Look at the arguments of the torch.tensor call that makes s3."),
-        Wrong("requires_grad_propagation", _with(s2={"requires_grad": False, "grad_fn": None}),
+        Wrong("requires_grad_propagation", table_with(analytic, s2={"requires_grad": False, "grad_fn": None}),
               "torch.stack is an ordinary recorded operation: its inputs require grad, so its "
               "result does too, with grad_fn StackBackward0.",
               "Is torch.stack an operation on tensors or a constructor from numbers?"),

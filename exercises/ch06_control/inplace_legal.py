@@ -4,7 +4,7 @@ change of a leaf that requires grad."""
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, raised, table_with
 from autograder.kinds import Choice, Table
 
 ROWS = ("A", "B", "C", "D", "E")
@@ -42,14 +42,8 @@ def _snippets(x: torch.Tensor) -> dict:
 
 
 def reference(x0: list) -> dict:
-    out = {}
-    for name, snippet in _snippets(torch.tensor(x0, dtype=torch.float64, requires_grad=True)).items():
-        try:
-            snippet()
-            out[name] = {"error": None}
-        except Exception as e:  # the answer is the class of what the snippet raises
-            out[name] = {"error": type(e).__name__}
-    return out
+    snippets = _snippets(torch.tensor(x0, dtype=torch.float64, requires_grad=True))
+    return {name: {"error": raised(snippet)} for name, snippet in snippets.items()}
 
 
 def analytic(x0: list) -> dict:
@@ -58,15 +52,6 @@ def analytic(x0: list) -> dict:
     # E: a leaf that requires grad may not be changed in place while recording.
     errors = {"A": "RuntimeError", "B": "RuntimeError", "C": None, "D": None, "E": "RuntimeError"}
     return {k: {"error": v} for k, v in errors.items()}
-
-
-def _with(**errors: str | None):
-    def value(x0: list) -> dict:
-        t = analytic(x0)
-        for row, err in errors.items():
-            t[row] = {"error": err}
-        return t
-    return value
 
 
 EXERCISE = Exercise(
@@ -123,24 +108,24 @@ inplace = {name: run_snippet(f) for name, f in {"A": snippet_A, "B": snippet_B, 
     reference=reference,
     analytic=analytic,
     wrong=(
-        Wrong("saved_tensor_modified", _with(C="RuntimeError", D="RuntimeError"),
+        Wrong("saved_tensor_modified", table_with(analytic, C={"error": "RuntimeError"}, D={"error": "RuntimeError"}),
               "Not every in-place change breaks backward. Autograd only complains when a tensor "
               "that some backward node saved has changed since it was saved (its version counter "
               "moved). a + 1 saves nothing (its derivative is 1), and exp saves its output b, "
               "not its input a, so changing a afterwards is harmless in C and D.",
               "For each operation, ask what its backward needs: its input, its output, or "
               "nothing?"),
-        Wrong("saved_tensor_modified", _with(D="RuntimeError"),
+        Wrong("saved_tensor_modified", table_with(analytic, D={"error": "RuntimeError"}),
               "exp's backward needs exp(a), which is its own output b, so ExpBackward0 saves b, "
               "not a. Changing a in place after b was computed does not touch anything saved.",
               "d/da exp(a) = exp(a): which tensor already holds that?"),
-        Wrong("leaf_inplace", _with(E=None),
+        Wrong("leaf_inplace", table_with(analytic, E={"error": None}),
               "x is a leaf that requires grad, and grad mode is on: autograd refuses to change it "
               "in place (\"a leaf Variable that requires grad is being used in an in-place "
               "operation\"), because the change could not be undone in the graph. Updates of "
               "parameters go inside torch.no_grad().",
               "Is x a leaf? Where do optimizers change their parameters?"),
-        Wrong("saved_tensor_modified", _with(A=None, B=None),
+        Wrong("saved_tensor_modified", table_with(analytic, A={"error": None}, B={"error": None}),
               "sigmoid's backward uses its output y (σ' = y(1 - y)) and pow's backward uses its "
               "input a (2a). Both were saved for backward and then changed in place, and the "
               "version counter catches it: RuntimeError.",

@@ -4,7 +4,7 @@ one tensor while everything around it still records."""
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Bool, Choice, Table
 
 ROWS = ("a", "b", "c")
@@ -30,15 +30,6 @@ def analytic(p0: float, q0: float) -> dict:
     return {"a": {"requires_grad": False, "grad_fn": None},
             "b": {"requires_grad": True, "grad_fn": "MulBackward0"},
             "c": {"requires_grad": True, "grad_fn": "MulBackward0"}}
-
-
-def _with(**changes: dict):
-    def value(p0: float, q0: float) -> dict:
-        t = analytic(p0, q0)
-        for row, cells in changes.items():
-            t[row] = {**t[row], **cells}
-        return t
-    return value
 
 
 EXERCISE = Exercise(
@@ -75,16 +66,16 @@ c = a * q""",
     reference=reference,
     analytic=analytic,
     wrong=(
-        Wrong("grad_modes", _with(b={"requires_grad": False, "grad_fn": None}),
+        Wrong("grad_modes", table_with(analytic, b={"requires_grad": False, "grad_fn": None}),
               "detach() is not a block-wide switch: it returns a new tensor with p's values and no "
               "history, and cuts only that one input. q still requires grad, so b = p.detach() * q "
               "is recorded (MulBackward0) and will send a gradient to q.",
               "Which inputs of b still require grad?"),
-        Wrong("no_graph", _with(a={"requires_grad": True, "grad_fn": "MulBackward0"}),
+        Wrong("no_graph", table_with(analytic, a={"requires_grad": True, "grad_fn": "MulBackward0"}),
               "Inside torch.no_grad() nothing is recorded, even when the inputs require grad: a "
               "comes out with requires_grad=False and no grad_fn, a plain number.",
               "What does no_grad switch off while its block runs?"),
-        Wrong("requires_grad_propagation", _with(c={"requires_grad": False, "grad_fn": None}),
+        Wrong("requires_grad_propagation", table_with(analytic, c={"requires_grad": False, "grad_fn": None}),
               "a is untracked, but q is tracked, and one tracked input is enough: c = a * q is "
               "recorded outside the block. Results made under no_grad are ordinary tensors that "
               "can be used later.",

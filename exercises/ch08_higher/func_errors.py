@@ -7,7 +7,7 @@ autograd.grad route raises RuntimeError: the first derivative c has no grad_fn (
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Choice, Number, Table
 
 ERRORS = Choice(options=(None, "RuntimeError", "ValueError", "TypeError"),
@@ -49,12 +49,6 @@ def analytic(x0: float, xs: list[float], c: float) -> dict:
             "grad_vector": {"raises": "RuntimeError", "value": None},
             "func_second_linear": {"raises": None, "value": 0.0},
             "autograd_second_linear": {"raises": "RuntimeError", "value": None}}
-
-
-def _with(**rows: dict):
-    def value(x0: float, xs: list[float], c: float) -> dict:
-        return {**analytic(x0, xs, c), **rows}
-    return value
 
 
 SETUP = """x0, xs, c = {{x0}}, {{xs}}, {{c}}
@@ -107,21 +101,21 @@ edges = {
     reference=reference,
     analytic=analytic,
     wrong=(
-        Wrong("func_grad_scalar", _with(grad_vector={"raises": None, "value": None}),
+        Wrong("func_grad_scalar", table_with(analytic, grad_vector={"raises": None, "value": None}),
               "torch.func.grad differentiates a function with a single-number output. For "
               "t**3 on a vector the output has one entry per input, so grad raises "
               "RuntimeError ('Expected f(*args) to return a scalar Tensor'). For the "
               "elementwise derivatives use .sum() inside the function, or jacrev / vjp.",
               "What would 'the gradient' of a function with three outputs be?"),
         Wrong("linear_second_derivative",
-              _with(autograd_second_linear={"raises": None, "value": 0.0}),
+              table_with(analytic, autograd_second_linear={"raises": None, "value": 0.0}),
               "The mathematics says 0, but the autograd.grad route raises: the first "
               "derivative of c·t is the constant c, a tensor with no grad_fn, so the second "
               "call finds nothing to differentiate ('element 0 of tensors does not require "
               "grad'), even with create_graph=True on the first call.",
               "Print first.requires_grad and first.grad_fn after the first call."),
         Wrong("linear_second_derivative",
-              _with(func_second_linear={"raises": "RuntimeError", "value": None}),
+              table_with(analytic, func_second_linear={"raises": "RuntimeError", "value": None}),
               "torch.func traces the function itself, not a recorded graph, so a derivative "
               "that is constant simply has derivative 0: grad(grad(lambda t: c * t)) "
               "returns 0 without error.",
