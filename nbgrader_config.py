@@ -12,8 +12,8 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}
 # A student who deletes a grade cell gets it back (and the points it carries).
 c.OverwriteCells.add_missing_cells = True
 
-# import torch alone takes ~2 s; stuck cells are cut after this many seconds.
-c.Execute.timeout = 60
+# Stuck cells are cut after nbgrader's default 30 s (import torch alone takes ~2 s).
+c.Execute.timeout = 30
 
 # Feedback must never show hidden tests or reference answers.
 c.GenerateFeedback.preprocessors = [
