@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from autograder.kinds import Invalid, Tensor
-from autograder.numeric import Fn, tensor_gradient
+from autograder.numeric import Fn, tensor_gradient, vjp
 from autograder.plain import Plain
 
 
@@ -55,3 +55,19 @@ def fd_jacobian(f: Fn, x: torch.Tensor) -> torch.Tensor:
 
 def one_hot(n: int, i: int) -> list[float]:
     return [1.0 if k == i else 0.0 for k in range(n)]
+
+
+# y = x², seeded with v (reference set 002, 4.2): the witnesses both seed exercises share
+def square_seed_reference(x0: list[float], v: list[float]) -> torch.Tensor:
+    x = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+    (x**2).backward(torch.tensor(v, dtype=torch.float64))
+    return x.grad
+
+
+def square_seed_analytic(x0: list[float], v: list[float]) -> list[float]:
+    # J = diag(2x), so vᵀJ = [v_i · 2x_i]: each seed entry weights its own output's derivative
+    return [vi * 2 * xi for xi, vi in zip(x0, v, strict=True)]
+
+
+def square_seed_finite_diff(x0: list[float], v: list[float]) -> torch.Tensor:
+    return vjp(lambda t: t**2, torch.tensor(x0), torch.tensor(v, dtype=torch.float64))

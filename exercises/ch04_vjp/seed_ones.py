@@ -3,25 +3,11 @@
 import torch
 
 from autograder.exercise import Exercise, Wrong
-from autograder.numeric import vjp
 
 from ._common import TensorOrSlip
-
-
-def reference(x0: list[float], v: list[float]) -> torch.Tensor:
-    x = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
-    (x**2).backward(torch.tensor(v, dtype=torch.float64))
-    return x.grad
-
-
-def analytic(x0: list[float], v: list[float]) -> list[float]:
-    # J = diag(2x), so vᵀJ = [v_i · 2x_i]
-    return [vi * 2 * xi for xi, vi in zip(x0, v, strict=True)]
-
-
-def finite_diff(x0: list[float], v: list[float]) -> torch.Tensor:
-    return vjp(lambda t: t**2, torch.tensor(x0), torch.tensor(v, dtype=torch.float64))
-
+from ._common import square_seed_analytic as analytic
+from ._common import square_seed_finite_diff as finite_diff
+from ._common import square_seed_reference as reference
 
 EXERCISE = Exercise(
     id="seed_ones",
