@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from . import misconceptions, registry
-from .exercise import Exercise, Params
+from .exercise import Exercise
 from .feedback import Feedback
 from .kinds import Canonical, Invalid, Kind, Table
 from .plain import Plain
@@ -150,7 +150,3 @@ def _constant(ex: Exercise, results: list[dict]) -> bool:
     if any(c is None for c in canon):
         return False
     return all(_same(ex.kind, canon[0], c) for c in canon[1:])
-
-
-def variant_params(ex: Exercise, variant: int) -> Params:
-    return ex.variants()[variant]

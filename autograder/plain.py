@@ -29,10 +29,6 @@ def _encode_float(x: float) -> float | str:
     return x
 
 
-def decode_float(x: float | str) -> float:
-    return float(x)
-
-
 def _array(values: list[Any], shape: list[int], dtype: str) -> Plain:
     def enc(v: Any) -> Any:
         return [enc(u) for u in v] if isinstance(v, list) else _encode_float(float(v))
