@@ -209,6 +209,23 @@ def test_atomic_writes_leave_no_temporary_files(tmp_path: Path) -> None:
     assert [p.name for p in path.parent.iterdir()] == ["x.json"]
 
 
+
+def test_autograded_notebook_is_valid_nbformat_with_the_verdict(tmp_path: Path) -> None:
+    # built as plain dicts (no per-cell validation in the parent), so the schema is checked here
+    source = source_nb()
+    msg = {"type": "answers", "exercise": EX.id, "answers": reference_answers()}
+    result = scoring.result(outcome(msg, {"type": "done"}), source)
+    sub = Submission("ann", "ch", "nb", tmp_path / "nb.ipynb")
+    nb = store.autograded_notebook(submission.sanitise(source, source), source, result)
+    store.write_autograded(tmp_path, sub, nb)
+    written = nbformat.read(tmp_path / "autograded" / "ann" / "ch" / "nb.ipynb", as_version=4)
+    nbformat.validate(written)
+    graded = [c for c in written.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    assert [c.metadata.nbgrader.grade_id for c in graded] == [EX.id]
+    (stream, points) = graded[0].outputs
+    assert stream.text.startswith("correct: ") and points.data["text/plain"] == f"{EX.points:g}"
+    assert len({c.id for c in written.cells}) == len(written.cells)
+
 def test_csv_has_one_row_per_exercise(tmp_path: Path) -> None:
     result = {"student": "ann", "assignment": "ch", "exercises": [
         {"id": EX.id, "points": 0.5, "max_points": 1.0, "verdict": "partial", "misconception": None}]}
