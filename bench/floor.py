@@ -1,11 +1,13 @@
 """The floor: a submission's code cells executed in an already-warm process, nothing else.
 
-    python bench/floor.py COURSE_DIR [--cell-seconds 10]
+    python bench/floor.py COURSE_DIR
 
-Imports torch, matplotlib and the autograder once, then runs every submitted notebook's code
-cells in a fresh namespace, serially, with the grader's per-cell time limit (so a stuck cell
-costs the floor what it costs the grader). No isolation, no judging, no gradebook: no grader can
-beat this. Prints one JSON line.
+Imports torch, matplotlib and the autograder once (as warm as the grader's parent), then runs
+every submitted notebook's code cells in a fresh namespace, serially, headless like the grader,
+with the grader's per-cell time limits (the same ``Limits``, so a stuck cell costs the floor
+what it costs the grader). No isolation, no judging, no gradebook: no grader can beat this.
+Prints one JSON line: the total, each submission's time, and the slowest cell that finished,
+in CPU seconds (what the per-cell CPU limit must stay well above).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
+import importlib  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
 import signal  # noqa: E402
@@ -24,32 +27,43 @@ import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from autograder.grading.worker import Limits  # noqa: E402
+
 
 class Stuck(Exception):
     pass
 
 
-def _alarm(signum: int, frame: object) -> None:
+def _stop(signum: int, frame: object) -> None:
     raise Stuck
 
 
-def run_cells(cells: list[str], cell_seconds: int) -> None:
+def run_cells(cells: list[str], limits: Limits) -> float:
+    """Run the cells in one fresh namespace; return the most CPU time a cell used to finish."""
     import matplotlib.pyplot as plt
 
     ns: dict = {"__name__": "__main__"}
     sink = io.StringIO()
+    slowest = 0.0
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), \
             warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for source in cells:
-            signal.alarm(cell_seconds)
+            cpu = time.process_time()
+            signal.setitimer(signal.ITIMER_PROF, limits.cell_cpu_seconds)
+            signal.setitimer(signal.ITIMER_REAL, limits.cell_seconds)
             try:
                 exec(compile(source, "<cell>", "exec"), ns)  # noqa: S102 - the benchmark's floor
-            except (Exception, Stuck):
+            except Stuck:
+                continue  # stopped by the limit: not a measure of what the cell needs
+            except Exception:
                 pass
             finally:
-                signal.alarm(0)
+                signal.setitimer(signal.ITIMER_PROF, 0)
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            slowest = max(slowest, time.process_time() - cpu)
     plt.close("all")
+    return slowest
 
 
 def code_cells(path: Path) -> list[str] | None:
@@ -64,31 +78,39 @@ def code_cells(path: Path) -> list[str] | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("course", type=Path)
-    parser.add_argument("--cell-seconds", type=int, default=10)
     args = parser.parse_args()
+    limits = Limits()
+    signal.signal(signal.SIGALRM, _stop)
+    signal.signal(signal.SIGPROF, _stop)
     import matplotlib.pyplot  # noqa: F401 - warm: imported once, like the grader's parent
     import torch
 
     import autograder.selfcheck  # noqa: F401
     from autograder import registry
+    from autograder.grading.forkserver import PRELOAD
+    from autograder.visual import headless
 
     torch.set_num_threads(1)
+    for name in PRELOAD:  # as warm as the grader's parent
+        importlib.import_module(name)
+    headless.ENABLED = True  # the grader's children skip drawing too: nobody sees the figures
     for ex in registry.all_exercises():  # exercise modules loaded, as a warm grader has them
         registry.get(ex.id)
     for source in sorted((args.course / "source").glob("*/*.ipynb")):  # the lessons' imports
         cells = code_cells(source) or [""]
-        run_cells(cells[:1], args.cell_seconds)
-    signal.signal(signal.SIGALRM, _alarm)
+        run_cells(cells[:1], limits)
     notebooks = sorted((args.course / "submitted").glob("*/*/*.ipynb"))
     cells = {p: code_cells(p) for p in notebooks}
     readable = [p for p in notebooks if cells[p] is not None]
-    per = []
+    per, slowest = [], 0.0
     for path in readable:
         start = time.perf_counter()
-        run_cells(cells[path], args.cell_seconds)
+        slowest = max(slowest, run_cells(cells[path], limits))
         per.append(time.perf_counter() - start)
     print(json.dumps({"submissions": len(readable), "unreadable": len(notebooks) - len(readable),
-                      "seconds": sum(per), "per_submission": per}))
+                      "seconds": sum(per), "per_submission": per,
+                      "slowest_cell_cpu_s": slowest,
+                      "cell_cpu_limit_s": limits.cell_cpu_seconds}))
 
 
 if __name__ == "__main__":

@@ -27,8 +27,10 @@ from .submission import Submission, Unreadable, read, sanitise
 
 @dataclass(frozen=True)
 class Limits:
-    # per cell, and per answer re-run: the slowest honest cell of the course takes 0.1 s
-    cell_seconds: int = 5
+    # Per cell, and per answer re-run. CPU time first, so a verdict does not depend on how busy
+    # the machine is; the slowest honest cell of the course uses 0.1 s (bench/RESULTS.md).
+    cell_cpu_seconds: float = 2
+    cell_seconds: float = 5  # wall clock, for a cell that sleeps or waits instead of computing
     notebook_seconds: int = 60  # wall clock for the whole notebook (enforced by the parent)
     memory_mib: int = 1536  # address space on top of the warm parent's
     processes: int = 32  # threads count too; per worker uid
@@ -48,7 +50,11 @@ def uid_block(batch_pid: int) -> int:
 
 
 class CellTimeout(BaseException):
-    """Raised by the per-cell alarm; BaseException so a bare ``except Exception`` can't eat it."""
+    """Raised by a per-cell timer; BaseException so a bare ``except Exception`` can't eat it."""
+
+    def __init__(self, clock: str = "wall") -> None:
+        super().__init__(clock)
+        self.clock = clock  # "cpu" or "wall": which budget ran out
 
 
 def run_child(sub: Submission, source: Any, wfd: int, uid: int, limits: Limits,
@@ -140,19 +146,28 @@ def _sender(wfd: int):
 
 
 class _Alarm:
-    def __init__(self, seconds: int) -> None:
-        self.seconds = seconds
+    """Two timers around a cell: CPU time (SIGPROF) and wall clock (SIGALRM)."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
 
     def __enter__(self) -> None:
-        signal.signal(signal.SIGALRM, _on_alarm)
-        signal.alarm(self.seconds)
+        signal.signal(signal.SIGPROF, _on_cpu_timer)
+        signal.signal(signal.SIGALRM, _on_wall_timer)
+        signal.setitimer(signal.ITIMER_PROF, self.limits.cell_cpu_seconds)
+        signal.setitimer(signal.ITIMER_REAL, self.limits.cell_seconds)
 
     def __exit__(self, *exc: Any) -> None:
-        signal.alarm(0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise CellTimeout
+def _on_cpu_timer(signum: int, frame: Any) -> None:
+    raise CellTimeout("cpu")
+
+
+def _on_wall_timer(signum: int, frame: Any) -> None:
+    raise CellTimeout("wall")
 
 
 def _run(cells: list, shell: Any, send, limits: Limits) -> None:
@@ -176,19 +191,21 @@ def _run(cells: list, shell: Any, send, limits: Limits) -> None:
         except Exception:  # a syntax error is the student's: IPython reports it when run
             history.append(cell.source)
         try:
-            with _Alarm(limits.cell_seconds):
+            with _Alarm(limits):
                 result = shell.run_cell(cell.source, store_history=True, silent=False)
             error = result.error_in_exec or result.error_before_exec
-        except CellTimeout:
-            error = CellTimeout()
+        except CellTimeout as timeout:
+            error = timeout
         guard.restore()
         if isinstance(error, CellTimeout | MemoryError | RecursionError):
             send({"type": "cell", "cell": index, "error": _why(error, limits)})
 
 
 def _why(error: BaseException, limits: Limits) -> str:
+    if isinstance(error, CellTimeout) and error.clock == "cpu":
+        return f"stopped after {limits.cell_cpu_seconds:g} s of computing (time limit per cell)"
     if isinstance(error, CellTimeout):
-        return f"stopped after {limits.cell_seconds} s (time limit per cell)"
+        return f"stopped: still running after {limits.cell_seconds:g} s (time limit per cell)"
     if isinstance(error, MemoryError):
         return f"ran out of memory (limit {limits.memory_mib} MiB)"
     return "recursed too deeply"
@@ -202,7 +219,7 @@ def _collect(tools: tuple, exercise_id: str, shell: Any, history: list[str], lim
     ns = shell.user_ns
     answers: list[dict] = []
     try:
-        with _Alarm(limits.cell_seconds):
+        with _Alarm(limits):
             if ex.answer in ns:
                 answers += selfcheck._public_answer(exercise_id, ns[ex.answer])
             else:
@@ -213,10 +230,10 @@ def _collect(tools: tuple, exercise_id: str, shell: Any, history: list[str], lim
             if source is None:
                 answers.append({"t": "missing", "reason": "the answer cell was not found"})
                 continue
-            with _Alarm(limits.cell_seconds):
+            with _Alarm(limits):
                 answers.append(collect.at_params(ex, ns, source, params))
-    except CellTimeout:
-        answers.append({"t": "error", "v": "Timeout", "text": _why(CellTimeout(), limits)})
+    except CellTimeout as timeout:
+        answers.append({"t": "error", "v": "Timeout", "text": _why(timeout, limits)})
     except BaseException as e:  # noqa: BLE001 - student objects can raise anything
         answers.append({"t": "error", "v": type(e).__name__[:40], "text": str(e)[:200]})
     answers += [{"t": "missing", "reason": "not reached"}] * (1 + len(ex.hidden) - len(answers))

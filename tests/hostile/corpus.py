@@ -244,9 +244,22 @@ def _stubborn_loop(ctx: Context) -> NotebookNode:
 
 
 def _alarm_disabled(ctx: Context) -> NotebookNode:
+    # both per-cell timers switched off: only the parent's notebook deadline is left
     code = ("import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nsignal.alarm(0)\n"
-            "while True:\n    pass")
+            "signal.signal(signal.SIGPROF, signal.SIG_IGN)\n"
+            "signal.setitimer(signal.ITIMER_PROF, 0)\nwhile True:\n    pass")
     return after_first_exercise(ctx, solved(ctx), code)
+
+
+def _wall_alarm_ignored(ctx: Context) -> NotebookNode:
+    # the wall-clock alarm ignored, the CPU-time timer still stops the loop
+    code = "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass"
+    return early(solved(ctx), code)
+
+
+def _sleeper(ctx: Context) -> NotebookNode:
+    # waits instead of computing: the wall-clock limit stops it
+    return early(solved(ctx), "import time\ntime.sleep(3600)")
 
 
 def _memory_bomb(ctx: Context) -> NotebookNode:
@@ -480,8 +493,12 @@ CASES: list[Case] = [
     Case("infinite_loop", "while True: pass", _infinite_loop, FULL, reason="time limit per cell"),
     Case("stubborn_loop", "a loop that swallows the alarm", _stubborn_loop, FIRST_ONLY,
          reason="longer than the limit"),
-    Case("alarm_disabled", "ignores SIGALRM, then loops", _alarm_disabled, FIRST_ONLY,
-         reason="longer than the limit"),
+    Case("alarm_disabled", "switches off both per-cell timers, then loops", _alarm_disabled,
+         FIRST_ONLY, reason="longer than the limit"),
+    Case("wall_alarm_ignored", "ignores SIGALRM, then loops", _wall_alarm_ignored, FULL,
+         reason="of computing (time limit per cell)"),
+    Case("sleeper", "time.sleep(3600) in a cell", _sleeper, FULL,
+         reason="still running after"),
     Case("memory_bomb", "16 GiB bytearray", _memory_bomb, FULL, reason="ran out of memory"),
     Case("torch_memory_bomb", "16 GiB tensor", _torch_memory_bomb, FULL),
     Case("slow_memory_bomb", "grows a list until memory runs out", _slow_memory_bomb, FULL,
