@@ -31,7 +31,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 from .submission import Submission  # noqa: E402
-from .worker import Limits, run_child, uid_block  # noqa: E402
+from .worker import Limits, Snapshot, run_child, uid_block  # noqa: E402
 
 MAX_OUTPUT_BYTES = 8 * 2**20  # answers are small; a child flooding its pipe is cut off
 MAX_LINE_BYTES = 2 * 2**20
@@ -83,7 +83,9 @@ def warm_up(sources: Iterable[Any] = ()) -> Any:
 
     for name in PRELOAD:
         importlib.import_module(name)
-    importlib.import_module("autograder.visual.headless")  # children switch it on
+    from ..visual import headless
+
+    headless.ENABLED = True  # nobody sees a grading run's figures and widgets: skip drawing them
     from .. import registry
     from ..judge import reference
 
@@ -104,6 +106,9 @@ def warm_up(sources: Iterable[Any] = ()) -> Any:
     shell.showtraceback = _no_display
     shell.showsyntaxerror = _no_display
     shell._format_exception_for_storage = _exception_summary  # IPython >= 8.33 formats each error
+    # a cell's result still becomes ``_`` and ``Out[n]``, but its repr is never computed
+    shell.displayhook.compute_format_data = _no_format
+    shell.displayhook.write_format_data = _no_display
     shell.run_cell("import torch", store_history=False)
     _draw_once()
     for nb in sources:
@@ -116,6 +121,10 @@ def warm_up(sources: Iterable[Any] = ()) -> Any:
 
 def _no_display(*args: Any, **kwargs: Any) -> None:
     return None
+
+
+def _no_format(result: Any) -> tuple[dict, dict]:
+    return {}, {}
 
 
 def _exception_summary(exception: BaseException, *args: Any, **kwargs: Any) -> dict:
@@ -172,13 +181,14 @@ def grade_all(jobs: Iterable[tuple[Submission, Any]], *, workers: int, limits: L
     running: dict[int, _Running] = {}
     free = [uid_block(os.getpid()) + k for k in range(max(1, workers))][::-1]
     sel = selectors.DefaultSelector()
+    guard = Snapshot()  # taken once here, inherited by every child
     workroot = Path(tempfile.mkdtemp(prefix="gradtutor-work-"))
     workroot.chmod(0o711)  # children may enter their own folder, not list the others
     try:
         while pending or running:
             while pending and free:
                 sub, source = pending.pop()
-                run = _start(sub, source, free.pop(), limits, shell, workroot)
+                run = _start(sub, source, free.pop(), limits, shell, guard, workroot)
                 running[run.rfd] = run
                 sel.register(run.rfd, selectors.EVENT_READ)
             for key, _ in sel.select(timeout=0.1):
@@ -198,12 +208,12 @@ def grade_all(jobs: Iterable[tuple[Submission, Any]], *, workers: int, limits: L
 
 
 def _start(sub: Submission, source: Any, uid: int, limits: Limits, shell: Any,
-           workroot: Path) -> _Running:
+           guard: Snapshot, workroot: Path) -> _Running:
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child: never returns
         os.close(rfd)
-        run_child(sub, source, wfd, uid, limits, shell, workroot)
+        run_child(sub, source, wfd, uid, limits, shell, guard, workroot)
     os.close(wfd)
     os.set_blocking(rfd, False)
     now = time.monotonic()

@@ -9,15 +9,16 @@ The child never judges: a lie told here is still only data to the trusted parent
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import json
+import operator
 import os
 import resource
 import signal
 import sys
 import tempfile
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -58,7 +59,7 @@ class CellTimeout(BaseException):
 
 
 def run_child(sub: Submission, source: Any, wfd: int, uid: int, limits: Limits,
-              shell: Any, workroot: Path) -> None:
+              shell: Any, guard: Snapshot, workroot: Path) -> None:
     """Never returns: grade one submission in this forked process, then ``os._exit``."""
     code = 0
     send = _sender(wfd)
@@ -72,7 +73,7 @@ def run_child(sub: Submission, source: Any, wfd: int, uid: int, limits: Limits,
         home = _private_dir(workroot, sub, uid)
         _limit(limits, uid)
         _scrub_env(home)
-        _run(sanitise(nb, source), shell, send, limits)
+        _run(sanitise(nb, source), shell, guard, send, limits)
         send({"type": "done"})
     except BaseException as e:  # noqa: BLE001 - whatever happens, the parent reads what was sent
         code = 3
@@ -170,14 +171,10 @@ def _on_wall_timer(signum: int, frame: Any) -> None:
     raise CellTimeout("wall")
 
 
-def _run(cells: list, shell: Any, send, limits: Limits) -> None:
+def _run(cells: list, shell: Any, guard: Snapshot, send, limits: Limits) -> None:
     from .. import collect, registry, selfcheck  # loaded by the warm parent already
-    from ..visual import headless
-
-    headless.ENABLED = True  # nobody sees this child's figures and widgets: skip drawing them
 
     tools = (collect, registry, selfcheck)
-    guard = Snapshot()
     history: list[str] = [""]
     for index, cell in enumerate(cells):
         if cell.exercise is not None:
@@ -196,9 +193,10 @@ def _run(cells: list, shell: Any, send, limits: Limits) -> None:
             error = result.error_in_exec or result.error_before_exec
         except CellTimeout as timeout:
             error = timeout
-        guard.restore()
-        if isinstance(error, CellTimeout | MemoryError | RecursionError):
-            send({"type": "cell", "cell": index, "error": _why(error, limits)})
+        if error is not None:  # report with the grader's own tools, whatever the cell patched
+            guard.restore()
+            if isinstance(error, CellTimeout | MemoryError | RecursionError):
+                send({"type": "cell", "cell": index, "error": _why(error, limits)})
 
 
 def _why(error: BaseException, limits: Limits) -> str:
@@ -241,38 +239,55 @@ def _collect(tools: tuple, exercise_id: str, shell: Any, history: list[str], lim
 
 
 class Snapshot:
-    """The grader's own tools as they were at fork time, put back before each read.
+    """The grader's own tools as they were at fork time, put back before answers are read.
 
     Student code shares this process, so it can monkeypatch ``autograder``, ``json``,
     ``torch.Tensor`` methods or builtins to change what the reader sees; restoring them
-    between cells undoes that (new attributes it added stay, and do no harm).
+    before each grade cell is read (and after a cell fails) undoes that (new module attributes
+    it added stay, and do no harm). The warm parent takes it once; each child only compares,
+    at C speed, and repairs what changed.
     """
 
     MODULES = ("builtins", "contextlib", "json", "torch", "torch._C", "numpy", "math", "types")
 
     def __init__(self) -> None:
+        import torch
+
         mods = [m for name, m in sys.modules.items()
                 if isinstance(m, ModuleType) and (name in self.MODULES or name == "autograder"
                                                   or name.startswith(("autograder.", "exercises")))]
-        self.saved = [(m.__dict__, dict(m.__dict__)) for m in mods]
-        import torch
-
-        self.types = [(t, dict(vars(t))) for t in (torch.Tensor,)]
-        self.builtins = dict(vars(builtins))
+        self.saved = [_Saved(m.__dict__) for m in mods]
+        self.types = [(t, _Saved(vars(t))) for t in (torch.Tensor,)]
 
     def restore(self) -> None:
-        for live, saved in self.saved:
-            for k, v in saved.items():
-                if live.get(k, _MISSING) is not v:
-                    live[k] = v
+        for saved in self.saved:
+            if saved.changed(saved.live):
+                for k, v in saved.items.items():
+                    if saved.live.get(k, _MISSING) is not v:
+                        saved.live[k] = v
         for t, saved in self.types:
-            for k, v in saved.items():
+            if not saved.changed(vars(t)) and vars(t).keys() == saved.items.keys():
+                continue
+            for k, v in saved.items.items():
                 if k != "__dict__" and vars(t).get(k, _MISSING) is not v:
                     with contextlib.suppress(AttributeError, TypeError):
                         setattr(t, k, v)
-            for k in [k for k in vars(t) if k not in saved]:
+            for k in [k for k in vars(t) if k not in saved.items]:
                 with contextlib.suppress(AttributeError, TypeError):
                     delattr(t, k)
+
+
+class _Saved:
+    """A namespace's entries, and a check that any of them is no longer the same object."""
+
+    def __init__(self, live: Any) -> None:
+        self.live = live
+        self.items = dict(live)
+        self.keys, self.values = tuple(self.items), tuple(self.items.values())
+
+    def changed(self, live: Any) -> bool:
+        # identity, never ==: a student's object may claim to equal anything
+        return any(map(operator.is_not, map(live.get, self.keys, repeat(_MISSING)), self.values))
 
 
 _MISSING = object()
