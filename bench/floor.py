@@ -94,8 +94,12 @@ def main() -> None:
     for name in PRELOAD:  # as warm as the grader's parent
         importlib.import_module(name)
     headless.ENABLED = True  # the grader's children skip drawing too: nobody sees the figures
-    for ex in registry.all_exercises():  # exercise modules loaded, as a warm grader has them
-        registry.get(ex.id)
+    from autograder.judge import reference
+
+    for ex in registry.all_exercises():  # exercise modules and references, as the grader's parent
+        for variant in range(len(ex.variants())):  # (torch imports some modules on first use)
+            with contextlib.suppress(Exception):
+                reference(ex.id, variant)
     for source in sorted((args.course / "source").glob("*/*.ipynb")):  # the lessons' imports
         cells = code_cells(source) or [""]
         run_cells(cells[:1], limits)
