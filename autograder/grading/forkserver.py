@@ -173,6 +173,7 @@ class _Running:
     received: int = 0
     eof: bool = False
     status: int | None = None
+    done: bool = False  # the child said its last word; its exit need not be waited for
 
 
 def grade_all(jobs: Iterable[tuple[Submission, Any]], *, workers: int, limits: Limits,
@@ -180,6 +181,7 @@ def grade_all(jobs: Iterable[tuple[Submission, Any]], *, workers: int, limits: L
     """Run every (submission, source notebook) job in a forked child, ``workers`` at a time."""
     pending = list(jobs)[::-1]
     running: dict[int, _Running] = {}
+    exiting: list[int] = []  # children that finished but are still exiting
     free = [uid_block(os.getpid()) + k for k in range(max(1, workers))][::-1]
     sel = selectors.DefaultSelector()
     guard = Snapshot()  # taken once here, inherited by every child
@@ -200,6 +202,9 @@ def grade_all(jobs: Iterable[tuple[Submission, Any]], *, workers: int, limits: L
                 _read(running[key.fd], sel)
             finished = []
             for run in list(running.values()):
+                if run.done and run.status is None:
+                    _release(run, sel)
+                    exiting.append(run.pid)
                 _poll(run, sel)
                 if run.status is not None and run.eof:
                     del running[run.rfd]
@@ -210,10 +215,30 @@ def grade_all(jobs: Iterable[tuple[Submission, Any]], *, workers: int, limits: L
             fill_free_slots()  # the next children run while the finished ones are recorded
             for outcome in finished:
                 on_done(outcome)
+            exiting[:] = [pid for pid in exiting if not _collected(pid, wait=False)]
     finally:
         for run in running.values():
             _kill(run)
+        for pid in exiting:
+            _collected(pid, wait=True)
         shutil.rmtree(workroot, ignore_errors=True)
+
+
+def _release(run: _Running, sel: selectors.BaseSelector) -> None:
+    """A child that sent "done" has nothing more to say: free its slot now rather than wait
+    while the kernel tears down its copy-on-write memory (3-11 ms); collect it later."""
+    _reap_uid(run.uid)  # whatever it left running, and the exiting child itself
+    run.status = 0
+    if not run.eof:
+        run.eof = True
+        sel.unregister(run.rfd)
+
+
+def _collected(pid: int, *, wait: bool) -> bool:
+    try:
+        return os.waitpid(pid, 0 if wait else os.WNOHANG)[0] != 0
+    except ChildProcessError:
+        return True
 
 
 def _start(sub: Submission, source: Any, uid: int, limits: Limits, shell: Any,
@@ -252,6 +277,7 @@ def _read(run: _Running, sel: selectors.BaseSelector) -> None:
         message = _parse(line)
         if message is not None:
             run.outcome.messages.append(message)
+            run.done = run.done or message.get("type") == "done"
 
 
 def _parse(line: bytes) -> dict | None:
