@@ -25,6 +25,14 @@ def _lazy(target: str, **fixed) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def _shard(text: str) -> tuple[int, int]:
+    index, _, count = text.partition("/")
+    if index.isdigit() and count.isdigit() and int(index) < int(count):
+        return int(index), int(count)
+    raise argparse.ArgumentTypeError(f"{text!r}: write INDEX/COUNT with 0 <= INDEX < COUNT, "
+                                     "e.g. 0/4 for the first of four machines")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gradtutor",
@@ -57,6 +65,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="worker processes (default: number of cores, %(default)s here)")
     p.add_argument("--csv", type=Path, help="also write scores to this CSV file")
     p.add_argument("--force", action="store_true", help="re-grade submissions already graded")
+    spread = p.add_mutually_exclusive_group()
+    spread.add_argument("--shard", type=_shard, metavar="INDEX/COUNT",
+                        help="grade only every COUNT-th student, starting at INDEX (0-based), and "
+                             "write results files but not the gradebook: one machine's share of "
+                             "a class, e.g. --shard $JOB_COMPLETION_INDEX/8 in a Kubernetes "
+                             "Indexed Job")
+    spread.add_argument("--gather", action="store_true",
+                        help="grade nothing: write every results file into the gradebook (the "
+                             "last step after sharded runs)")
     p.set_defaults(run=_lazy("autograder.grading.batch:grade_cli"))
 
     p = sub.add_parser("demo-class", help="write a synthetic class of submissions (correct, each "

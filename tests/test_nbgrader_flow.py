@@ -71,6 +71,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
         kit.submit(ours, student, chapter, nb)
     theirs = ours.parent / "theirs"
     shutil.copytree(ours, theirs)
+    shutil.copytree(ours, ours.parent / "ungraded")  # for the sharded run
     build.nbgrader("autograde", chapter.slug, "--force", course=theirs)
     csv = ours.parent / "scores.csv"
     done = subprocess.run([GRADTUTOR, "grade", str(ours), "--csv", str(csv), "--workers", "2"],
@@ -148,6 +149,32 @@ def test_rerun_skips_graded_and_force_regrades(graded: dict) -> None:
     assert forced.returncode == 0
     assert f"0 already graded, {len(graded['students'])} to grade" in forced.stderr
     assert gradebook_scores(graded["ours"]) == before
+
+
+def test_shards_then_gather_fill_the_same_gradebook(graded: dict) -> None:
+    """Two machines' shares of the class, graded at once, then gathered by one process."""
+    course = graded["ours"].parent / "ungraded"
+    shards = [subprocess.Popen([GRADTUTOR, "grade", str(course), "--shard", f"{i}/2",
+                                "--workers", "1"], stderr=subprocess.PIPE, text=True)
+              for i in range(2)]
+    logs = [shard.communicate()[1] for shard in shards]
+    assert [shard.returncode for shard in shards] == [0, 0], logs
+    half = len(graded["students"]) // 2
+    assert all(f"in shard {i}/2" in log for i, log in enumerate(logs))
+    assert sorted(int(log.split(" submission(s) found")[0].split()[-1]) for log in logs) == \
+        [half, len(graded["students"]) - half]
+    assert gradebook_scores(course) == {}  # shards leave the gradebook alone
+    gathered = subprocess.run([GRADTUTOR, "grade", str(course), "--gather"], capture_output=True,
+                              text=True)
+    assert gathered.returncode == 0, gathered.stderr
+    assert f"Gathered {len(graded['students'])} result(s)" in gathered.stderr
+    assert gradebook_scores(course) == gradebook_scores(graded["ours"])
+
+
+def test_shard_argument_explains_itself() -> None:
+    done = subprocess.run([GRADTUTOR, "grade", ".", "--shard", "2/2"], capture_output=True,
+                          text=True)
+    assert done.returncode == 2 and "0 <= INDEX < COUNT" in done.stderr
 
 
 def test_nbgrader_generate_feedback_hides_hidden_tests(graded: dict) -> None:

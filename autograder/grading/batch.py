@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import sys
@@ -23,28 +24,74 @@ Group = tuple[str, str]  # (student, assignment)
 
 
 def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, csv: Path | None,
-              force: bool, limits: Limits | None = None) -> int:
+              force: bool, shard: tuple[int, int] | None = None, gather: bool = False,
+              limits: Limits | None = None) -> int:
     course_dir = course_dir.resolve()
     problem = _check_course(course_dir, assignment)
     if problem:
         print(f"gradtutor grade: {problem}", file=sys.stderr)
         return 2
+    if gather:
+        return _gather(course_dir, assignment, csv)
     subs = find(course_dir, assignment)
     groups: dict[Group, list[Submission]] = defaultdict(list)
     for sub in subs:
         groups[(sub.student, sub.assignment)].append(sub)
+    share = ""
+    if shard is not None:
+        groups = _share(groups, *shard)
+        share = (f" in shard {shard[0]}/{shard[1]} ({len({g[0] for g in groups})} students; "
+                 "results files only, gather them into the gradebook with --gather)")
     todo = {g: s for g, s in groups.items() if force or not _up_to_date(course_dir, g, s)}
-    print(f"{len(groups)} submission(s) found, {len(groups) - len(todo)} already graded, "
+    print(f"{len(groups)} submission(s) found{share}, {len(groups) - len(todo)} already graded, "
           f"{len(todo)} to grade with {workers} worker(s).", file=sys.stderr)
     started = time.monotonic()
     if todo:
         _protect(course_dir)
-        _grade(course_dir, todo, workers=workers, limits=limits or Limits())
+        _grade(course_dir, todo, workers=workers, limits=limits or Limits(),
+               gradebook=shard is None)
     results = store.load_results(course_dir, assignment)
+    if shard is not None:
+        results = [r for r in results if (r["student"], r["assignment"]) in groups]
     if csv is not None:
         store.write_csv(csv, results)
     _summary(results, todo, time.monotonic() - started, csv)
     return 0
+
+
+def _share(groups: dict[Group, list[Submission]], index: int, count: int
+           ) -> dict[Group, list[Submission]]:
+    """Every ``count``-th student from ``index``: all of a student's work lands in one shard."""
+    students = sorted({student for student, _ in groups})
+    mine = set(students[index::count])
+    return {g: subs for g, subs in groups.items() if g[0] in mine}
+
+
+def _gather(course_dir: Path, assignment: list[str] | None, csv: Path | None) -> int:
+    """Write every results file into the gradebook, one process, as sharded runs cannot."""
+    from nbgrader.api import Gradebook
+    from tqdm import tqdm
+
+    results = store.load_results(course_dir, assignment)
+    sources = {a: source_notebooks(course_dir, a) for a in {r["assignment"] for r in results}}
+    with Gradebook(store.db_url(course_dir), _course_id(course_dir)) as gb:
+        for result in tqdm(results, unit="student", desc="gathering", file=sys.stderr,
+                           dynamic_ncols=True):
+            submitted = course_dir / "submitted" / result["student"] / result["assignment"]
+            names = {p.stem for p in submitted.glob("*.ipynb")}
+            store.save_grades(gb, course_dir, result,
+                              _grade_ids(sources[result["assignment"]], names))
+    if csv is not None:
+        store.write_csv(csv, results)
+    print(f"Gathered {len(results)} result(s) into {course_dir / 'gradebook.db'}."
+          + (f" Scores written to {csv}." if csv is not None else ""), file=sys.stderr)
+    return 0
+
+
+def _grade_ids(sources: dict[str, Any], notebooks: set[str]) -> dict[str, list[str]]:
+    """Notebook name -> its grade cell ids, for the notebooks a student handed in."""
+    return {nb: [gid for gid, _ in grade_cells(src)] for nb, src in sources.items()
+            if nb in notebooks}
 
 
 def _check_course(course_dir: Path, assignment: list[str] | None) -> str:
@@ -101,7 +148,7 @@ def _protect(course_dir: Path) -> None:
 
 
 def _grade(course_dir: Path, todo: dict[Group, list[Submission]], *, workers: int,
-           limits: Limits) -> None:
+           limits: Limits, gradebook: bool = True) -> None:
     from nbgrader.api import Gradebook
     from tqdm import tqdm
 
@@ -112,7 +159,8 @@ def _grade(course_dir: Path, todo: dict[Group, list[Submission]], *, workers: in
     tqdm.monitor_interval = 0  # no monitor thread: the parent forks, and must stay single-threaded
     jobs = [(s, sources[s.assignment][s.notebook]) for subs in todo.values() for s in subs]
     outcomes: dict[Group, list[Any]] = defaultdict(list)
-    with Gradebook(store.db_url(course_dir), _course_id(course_dir)) as gb, \
+    book = Gradebook(store.db_url(course_dir), _course_id(course_dir)) if gradebook else None
+    with book if book is not None else contextlib.nullcontext() as gb, \
             tqdm(total=len(todo), unit="student", desc="grading", file=sys.stderr,
                  dynamic_ncols=True) as bar:
 
@@ -146,9 +194,9 @@ def _finish(course_dir: Path, gb: Any, group: Group, outcomes: list[Any],
         "duration_s": round(sum(p["duration_s"] for p in parts), 3),
         "exercises": [e for p in parts for e in p["exercises"]],
     }
-    notebooks = {nb: [gid for gid, _ in grade_cells(src)] for nb, src in sources.items()
-                 if nb in {o.submission.notebook for o in outcomes}}
-    store.save_grades(gb, course_dir, result, notebooks)
+    if gb is not None:  # a shard leaves the gradebook to --gather
+        notebooks = _grade_ids(sources, {o.submission.notebook for o in outcomes})
+        store.save_grades(gb, course_dir, result, notebooks)
     store.write_result(course_dir, result)
 
 
