@@ -7,8 +7,11 @@ test_nbgrader_flow.py and test_hostile.py.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -18,10 +21,10 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from autograder import registry
 from autograder.build import cells
-from autograder.grading import feedback, scoring, store, submission
+from autograder.grading import feedback, forkserver, scoring, store, submission
 from autograder.grading.forkserver import Outcome, _parse
 from autograder.grading.submission import Submission, Unreadable
-from autograder.grading.worker import Snapshot
+from autograder.grading.worker import Snapshot, uid_block
 from autograder.plain import to_plain
 from autograder.selfcheck import grade
 
@@ -197,6 +200,29 @@ def test_snapshot_undoes_monkeypatching() -> None:
         assert torch.Tensor.__eq__ is eq
     finally:
         torch.allclose, autograder.plain.to_plain, torch.Tensor.__eq__ = allclose, to_plain_fn, eq
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="worker uids need root")
+def test_reaper_kills_every_process_of_a_uid_and_says_when_it_is_gone() -> None:
+    uid = uid_block(os.getpid()) + 255  # a worker uid no batch of this process uses
+    reaper = forkserver.Reaper()
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a leftover of a student's notebook: sleeps as the worker uid
+        try:
+            os.setgid(uid)
+            os.setuid(uid)
+            os.write(ready_w, b"r")
+            time.sleep(60)
+        finally:
+            os._exit(0)
+    assert os.read(ready_r, 1) == b"r"
+    assert reaper.reap(uid)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    os.kill(reaper.pid, signal.SIGKILL)
+    os.waitpid(reaper.pid, 0)
+    assert not reaper.reap(uid)  # the caller then forks the kill itself
 
 
 # --- storage -------------------------------------------------------------------------------------

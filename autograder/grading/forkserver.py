@@ -364,13 +364,15 @@ class Reaper:
         self.answer, answer_w = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:  # the reaper: serve until the parent closes the pipe, then leave
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent
-            os.close(self.ask)
-            os.close(self.answer)
-            while len(request := os.read(ask_r, 4)) == 4:
-                _kill_uid(int.from_bytes(request, "little"))
-                os.write(answer_w, b"k")
-            os._exit(0)
+            try:  # never return into the parent's code, whatever fails here
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent
+                os.close(self.ask)
+                os.close(self.answer)
+                while len(request := os.read(ask_r, 4)) == 4:
+                    _kill_uid(int.from_bytes(request, "little"))
+                    os.write(answer_w, b"k")
+            finally:
+                os._exit(0)
         os.close(ask_r)
         os.close(answer_w)
 

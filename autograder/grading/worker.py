@@ -30,7 +30,8 @@ from .submission import Submission, Unreadable, read, sanitise
 @dataclass(frozen=True)
 class Limits:
     # Per cell, and per answer re-run. CPU time first, so a verdict does not depend on how busy
-    # the machine is; the slowest honest cell of the course uses 0.1 s (bench/RESULTS.md).
+    # the machine is; the slowest honest cell of the benchmark's class uses 0.5 s of CPU
+    # (bench/RESULTS.md).
     cell_cpu_seconds: float = 2
     cell_seconds: float = 5  # wall clock, for a cell that sleeps or waits instead of computing
     notebook_seconds: int = 60  # wall clock for the whole notebook (enforced by the parent)
@@ -214,8 +215,8 @@ def _as_python(shell: Any, source: str) -> str | None:
 def _execute(shell: Any, source: str, code: str | None) -> BaseException | None:
     """Run a cell as IPython's ``run_cell`` does, without the machinery nobody reads here.
 
-    ``code`` is the cell after IPython's input transforms (magics become ``get_ipython()``
-    calls). The statements run in the shell's namespace with its builtins (``display``,
+    ``code`` is the cell as Python (``_as_python``: magics become ``get_ipython()`` calls).
+    The statements run in the shell's namespace with its builtins (``display``,
     ``get_ipython``), and a final expression goes through the display hook, so ``_``, ``In``
     and ``Out`` are set as in a kernel; events, AST transformers and tracebacks are skipped
     (20-40 ms per notebook). A syntax error or top-level ``await`` goes to ``run_cell``.
