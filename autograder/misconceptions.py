@@ -72,6 +72,7 @@ CATALOGUE: dict[str, str] = {
     "vjp_summed": "A vector-Jacobian product has the input's shape; it is not a dot product",
     "grad_is_jacobian": "backward() never builds the Jacobian; .grad has the input's shape",
     "onehot_seed": "A one-hot seed picks one row of the Jacobian; an all-ones seed sums the rows",
+    "control_flow_recorded": "Autograd records the operations that ran: loop passes and branches count",
     # chapter 5 additions
     "xent_onehot": "The cross-entropy gradient on the logits is softmax minus the one-hot target",
     # chapter 6 additions
