@@ -13,6 +13,18 @@ from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
 from autograder.numeric import gradient
 
+# d2l's function as the student reads it in the prompt and runs it in the solution
+F_SOURCE = """def f(a):
+    b = a * 2
+    while b.norm() < 1000:
+        b = b * 2
+    if b.sum() > 0:
+        c = b
+    else:
+        c = 100 * b
+    return c
+"""
+
 
 def f_torch(a: torch.Tensor) -> torch.Tensor:
     b = a * 2
@@ -50,16 +62,7 @@ EXERCISE = Exercise(
     title="A loop and a branch in the graph",
     prompt=r"""
 ```python
-def f(a):
-    b = a * 2
-    while b.norm() < 1000:
-        b = b * 2
-    if b.sum() > 0:
-        c = b
-    else:
-        c = 100 * b
-    return c
-
+""" + F_SOURCE + r"""
 a = torch.tensor({{a0}}, requires_grad=True)
 d = f(a)
 d.sum().backward()
@@ -70,16 +73,7 @@ What is `a.grad`? Compute it with torch, or by counting how often the loop runs.
     setup="a0 = {{a0}}",
     answer="grad_loop",
     placeholder="grad_loop = ...  # a.grad after d.sum().backward()",
-    solution="""def f(a):
-    b = a * 2
-    while b.norm() < 1000:
-        b = b * 2
-    if b.sum() > 0:
-        c = b
-    else:
-        c = 100 * b
-    return c
-
+    solution=F_SOURCE + """
 a = torch.tensor(a0, requires_grad=True)
 d = f(a)
 d.sum().backward()
