@@ -22,20 +22,11 @@ import contextlib  # noqa: E402
 import importlib  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
-import signal  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from autograder.grading.worker import Limits  # noqa: E402
-
-
-class Stuck(Exception):
-    pass
-
-
-def _stop(signum: int, frame: object) -> None:
-    raise Stuck
+from autograder.grading.worker import CellTimeout, CellTimers, Limits  # noqa: E402
 
 
 def run_cells(cells: list[str], limits: Limits) -> float:
@@ -50,17 +41,13 @@ def run_cells(cells: list[str], limits: Limits) -> float:
         warnings.simplefilter("ignore")
         for source in cells:
             cpu = time.process_time()
-            signal.setitimer(signal.ITIMER_PROF, limits.cell_cpu_seconds)
-            signal.setitimer(signal.ITIMER_REAL, limits.cell_seconds)
             try:
-                exec(compile(source, "<cell>", "exec"), ns)  # noqa: S102 - the benchmark's floor
-            except Stuck:
+                with CellTimers(limits):
+                    exec(compile(source, "<cell>", "exec"), ns)  # noqa: S102 - the floor
+            except CellTimeout:
                 continue  # stopped by the limit: not a measure of what the cell needs
             except Exception:
                 pass
-            finally:
-                signal.setitimer(signal.ITIMER_PROF, 0)
-                signal.setitimer(signal.ITIMER_REAL, 0)
             slowest = max(slowest, time.process_time() - cpu)
     plt.close("all")
     return slowest
@@ -80,26 +67,18 @@ def main() -> None:
     parser.add_argument("course", type=Path)
     args = parser.parse_args()
     limits = Limits()
-    signal.signal(signal.SIGALRM, _stop)
-    signal.signal(signal.SIGPROF, _stop)
     import matplotlib.pyplot  # noqa: F401 - warm: imported once, like the grader's parent
     import torch
 
     import autograder.selfcheck  # noqa: F401
-    from autograder import registry
-    from autograder.grading.forkserver import PRELOAD
+    from autograder.grading.forkserver import PRELOAD, warm_references
     from autograder.visual import headless
 
     torch.set_num_threads(1)
     for name in PRELOAD:  # as warm as the grader's parent
         importlib.import_module(name)
     headless.ENABLED = True  # the grader's children skip drawing too: nobody sees the figures
-    from autograder.judge import reference
-
-    for ex in registry.all_exercises():  # exercise modules and references, as the grader's parent
-        for variant in range(len(ex.variants())):  # (torch imports some modules on first use)
-            with contextlib.suppress(Exception):
-                reference(ex.id, variant)
+    warm_references()  # as the grader's parent: exercise modules, references, torch's lazy imports
     for source in sorted((args.course / "source").glob("*/*.ipynb")):  # the lessons' imports
         cells = code_cells(source) or [""]
         run_cells(cells[:1], limits)

@@ -159,8 +159,9 @@ def _grade(course_dir: Path, todo: dict[Group, list[Submission]], *, workers: in
     tqdm.monitor_interval = 0  # no monitor thread: the parent forks, and must stay single-threaded
     jobs = [(s, sources[s.assignment][s.notebook]) for subs in todo.values() for s in subs]
     outcomes: dict[Group, list[Any]] = defaultdict(list)
-    book = Gradebook(store.db_url(course_dir), _course_id(course_dir)) if gradebook else None
-    with book if book is not None else contextlib.nullcontext() as gb, \
+    book = Gradebook(store.db_url(course_dir), _course_id(course_dir)) if gradebook \
+        else contextlib.nullcontext()  # a shard leaves the gradebook to --gather
+    with book as gb, \
             tqdm(total=len(todo), unit="student", desc="grading", file=sys.stderr,
                  dynamic_ncols=True) as bar:
 

@@ -87,18 +87,7 @@ def warm_up(sources: Iterable[Any] = ()) -> Any:
     from ..visual import headless
 
     headless.ENABLED = True  # nobody sees a grading run's figures and widgets: skip drawing them
-    from .. import registry
-    from ..judge import reference
-
-    for eid in registry.ids():  # exercise modules and their references, imported once
-        try:
-            for variant in range(len(registry.get(eid).variants())):
-                # running each reference imports what torch loads lazily on first use (SGD
-                # needs cProfile, gradcheck needs sympy): a child, once it is a nobody, can no
-                # longer read the stdlib under /root, so it must find them already imported
-                reference(eid, variant)
-        except Exception:  # a broken unit fails its own grade cells, not the whole batch
-            continue
+    warm_references()
     config = Config()
     config.HistoryManager.enabled = False  # no SQLite history file per child
     shell = InteractiveShell.instance(config=config)
@@ -118,6 +107,24 @@ def warm_up(sources: Iterable[Any] = ()) -> Any:
     # them all and copies every page it touches (310 ms per child measured, 14 ms once frozen)
     gc.freeze()
     return shell
+
+
+def warm_references() -> None:
+    """Run every exercise's reference at every variant once, in this process.
+
+    The parent judges with them, and running them imports what torch loads lazily on first
+    use (SGD needs cProfile, gradcheck needs sympy): a child, once it is a nobody, can no
+    longer read the stdlib under /root, so it must find them already imported.
+    """
+    from .. import registry
+    from ..judge import reference
+
+    for eid in registry.ids():
+        try:
+            for variant in range(len(registry.get(eid).variants())):
+                reference(eid, variant)
+        except Exception:  # a broken unit fails its own grade cells, not the whole batch
+            continue
 
 
 def _no_display(*args: Any, **kwargs: Any) -> None:

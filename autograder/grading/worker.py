@@ -148,8 +148,9 @@ def _sender(wfd: int):
     return send
 
 
-class _Alarm:
-    """Two timers around a cell: CPU time (SIGPROF) and wall clock (SIGALRM)."""
+class CellTimers:
+    """Two timers around a cell: CPU time (SIGPROF) and wall clock (SIGALRM), each raising
+    ``CellTimeout``. The benchmark's floor uses them too, so both stop a cell alike."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -185,11 +186,11 @@ def _run(cells: list, shell: Any, guard: Snapshot, send, limits: Limits) -> None
             continue
         if cell.kind != "code" or not cell.source.strip():
             continue
-        code = _as_python(shell, cell.source)
-        history.append(code if code is not None else cell.source)
+        parsed = _as_python(shell, cell.source)
+        history.append(parsed[0] if parsed is not None else cell.source)
         try:
-            with _Alarm(limits):
-                error = _execute(shell, cell.source, code)
+            with CellTimers(limits):
+                error = _execute(shell, cell.source, parsed)
         except CellTimeout as timeout:
             error = timeout
         if error is not None:  # report with the grader's own tools, whatever the cell patched
@@ -198,39 +199,42 @@ def _run(cells: list, shell: Any, guard: Snapshot, send, limits: Limits) -> None
                 send({"type": "cell", "cell": index, "error": _why(error, limits)})
 
 
-def _as_python(shell: Any, source: str) -> str | None:
-    """The cell as Python: itself when it parses (most cells; IPython's token-level transforms
-    cost 0.25 ms a cell), else what IPython makes of its magics; None if neither works."""
+def _as_python(shell: Any, source: str) -> tuple[str, ast.Module] | None:
+    """The cell as Python and its syntax tree: itself when it parses (most cells; IPython's
+    token-level transforms cost 0.25 ms a cell), else what IPython makes of its magics; None
+    if neither parses (IPython's ``run_cell`` then reports the error)."""
     try:
-        ast.parse(source)
-        return source
+        return source, ast.parse(source)
     except (SyntaxError, ValueError):
         pass
     try:
-        return shell.transform_cell(source)
+        code = shell.transform_cell(source)
+        return code, ast.parse(code)
     except Exception:  # a syntax error is the student's: IPython reports it when run
         return None
 
 
-def _execute(shell: Any, source: str, code: str | None) -> BaseException | None:
+def _execute(shell: Any, source: str, parsed: tuple[str, ast.Module] | None
+             ) -> BaseException | None:
     """Run a cell as IPython's ``run_cell`` does, without the machinery nobody reads here.
 
-    ``code`` is the cell as Python (``_as_python``: magics become ``get_ipython()`` calls).
-    The statements run in the shell's namespace with its builtins (``display``,
-    ``get_ipython``), and a final expression goes through the display hook, so ``_``, ``In``
-    and ``Out`` are set as in a kernel; events, AST transformers and tracebacks are skipped
-    (20-40 ms per notebook). A syntax error or top-level ``await`` goes to ``run_cell``.
+    ``parsed`` is the cell as Python and its tree (``_as_python``: magics become
+    ``get_ipython()`` calls). The statements run in the shell's namespace with its builtins
+    (``display``, ``get_ipython``), and a final expression goes through the display hook, so
+    ``_``, ``In`` and ``Out`` are set as in a kernel; events, AST transformers and tracebacks
+    are skipped (20-40 ms per notebook). A syntax error or top-level ``await`` goes to
+    ``run_cell``.
     """
+    if parsed is None:
+        return _run_cell(shell, source)
+    code, tree = parsed
+    body = list(tree.body)
+    last = body.pop() if body and isinstance(body[-1], ast.Expr) else None
     try:
-        if code is None:
-            raise SyntaxError("IPython could not transform the cell")
-        body = ast.parse(code).body
-        last = body.pop() if body and isinstance(body[-1], ast.Expr) else None
         statements = compile(ast.Module(body, []), "<cell>", "exec")
         shown = compile(ast.Interactive([last]), "<cell>", "single") if last else None
-    except (SyntaxError, ValueError):
-        result = shell.run_cell(source, store_history=True, silent=False)
-        return result.error_in_exec or result.error_before_exec
+    except (SyntaxError, ValueError):  # e.g. top-level await, which run_cell supports
+        return _run_cell(shell, source)
     # as run_cell does: In, _i (and the ';' that silences a result) see this cell, Out[n] its result
     shell.history_manager.store_inputs(shell.execution_count, code, source)
     try:
@@ -245,6 +249,11 @@ def _execute(shell: Any, source: str, code: str | None) -> BaseException | None:
     finally:
         shell.execution_count += 1
     return None
+
+
+def _run_cell(shell: Any, source: str) -> BaseException | None:
+    result = shell.run_cell(source, store_history=True, silent=False)
+    return result.error_in_exec or result.error_before_exec
 
 
 def _why(error: BaseException, limits: Limits) -> str:
@@ -265,7 +274,7 @@ def _collect(tools: tuple, exercise_id: str, shell: Any, history: list[str], lim
     ns = shell.user_ns
     answers: list[dict] = []
     try:
-        with _Alarm(limits):
+        with CellTimers(limits):
             if ex.answer in ns:
                 answers += selfcheck._public_answer(exercise_id, ns[ex.answer])
             else:
@@ -276,7 +285,7 @@ def _collect(tools: tuple, exercise_id: str, shell: Any, history: list[str], lim
             if source is None:
                 answers.append({"t": "missing", "reason": "the answer cell was not found"})
                 continue
-            with _Alarm(limits):
+            with CellTimers(limits):
                 answers.append(collect.at_params(ex, ns, source, params))
     except CellTimeout as timeout:
         answers.append({"t": "error", "v": "Timeout", "text": _why(timeout, limits)})
@@ -309,12 +318,12 @@ class Snapshot:
 
     def restore(self) -> None:
         for saved in self.saved:
-            if saved.changed(saved.live):
+            if saved.changed():
                 for k, v in saved.items.items():
                     if saved.live.get(k, _MISSING) is not v:
                         saved.live[k] = v
         for t, saved in self.types:
-            if not saved.changed(vars(t)) and vars(t).keys() == saved.items.keys():
+            if not saved.changed() and saved.live.keys() == saved.items.keys():
                 continue
             for k, v in saved.items.items():
                 if k != "__dict__" and vars(t).get(k, _MISSING) is not v:
@@ -333,9 +342,10 @@ class _Saved:
         self.items = dict(live)
         self.keys, self.values = tuple(self.items), tuple(self.items.values())
 
-    def changed(self, live: Any) -> bool:
+    def changed(self) -> bool:
         # identity, never ==: a student's object may claim to equal anything
-        return any(map(operator.is_not, map(live.get, self.keys, repeat(_MISSING)), self.values))
+        return any(map(operator.is_not, map(self.live.get, self.keys, repeat(_MISSING)),
+                       self.values))
 
 
 _MISSING = object()
