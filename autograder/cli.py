@@ -95,6 +95,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("course_dir", type=Path, help="a graded course folder")
     p.set_defaults(run=_lazy("autograder.grading.feedback:feedback_cli"))
 
+    p = sub.add_parser("runtime", help="write the student runtime wheel: self-checks at the shown "
+                                       "values, drawings and widgets, without the answer key")
+    p.add_argument("out_dir", type=Path, help="folder for the wheel")
+    p.set_defaults(run=_lazy("autograder.build.runtime:runtime_cli"))
+
     p = sub.add_parser("export-html", help="write an offline HTML page of an executed notebook "
                                            "with live widgets (no network needed)")
     p.add_argument("notebook", type=Path)

@@ -1,7 +1,9 @@
-"""Judge plain answers against references: validity, then correctness, then diagnosis.
+"""Judge plain answers against check data: validity, then correctness, then diagnosis.
 
-This is the trusted side. It sees only plain data (``plain.py``), computes every reference
-itself from the exercise unit, and never calls anything on a student object.
+Student side and trusted side alike: the judge sees only plain data (``plain.py``) and a
+``Check`` (``checkdata.py``) holding the references as canonical values. It never runs an
+exercise unit and never calls anything on a student object. In the trusted grader the check
+holds every variant; in the student runtime, only the shown values.
 """
 
 from __future__ import annotations
@@ -9,19 +11,35 @@ from __future__ import annotations
 import contextlib
 import io
 import warnings
-from functools import cache
 from typing import Any
 
 import torch
 
-from . import misconceptions, registry
-from .exercise import Exercise
+from . import checkdata
+from .checkdata import Check
 from .feedback import Feedback
 from .kinds import Canonical, Invalid, Kind, Table
 from .plain import Plain
 
 NOT_ANSWERED = ("Not answered yet: replace the ... in the answer cell above with your answer, "
                 "run that cell, then run this one.")
+
+# why an answer is missing, from a fixed set (the sandbox sends codes, never text)
+MISSING = {
+    "no_variable": "There is no variable {answer!r}: was the answer cell deleted, renamed or not run?",
+    "answer_cell_raised": "Your answer cell raised {error} before it set {answer!r}: run it, read the "
+                          "error, fix it, then run the check again.",
+    "not_callable": "{answer!r} should be a function (def {answer}(...)).",
+    "no_answer_cell": "The answer cell that sets {answer!r} was not found, so it could not be re-run "
+                      "with other values.",
+    "not_reached": "This part of the answer was not read: an earlier one stopped the grader.",
+}
+LIMITS = {
+    "cpu": "Your code was stopped: it computed for longer than the time limit per cell.",
+    "wall": "Your code was stopped: it was still running after the time limit per cell.",
+    "memory": "Your code ran out of memory.",
+    "recursion": "Your code recursed too deeply.",
+}
 
 
 def quietly(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -32,28 +50,10 @@ def quietly(fn: Any, *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
 
 
-def _canonical_of(kind: Kind, value: Any) -> Canonical:
-    return quietly(kind.of, value)
-
-
-@cache
-def reference(exercise_id: str, variant: int) -> Canonical:
-    ex = registry.get(exercise_id)
-    params = ex.variants()[variant]
-    return _canonical_of(ex.kind, quietly(ex.reference, **params))
-
-
-@cache
-def wrong_values(exercise_id: str, variant: int) -> tuple[tuple[int, Canonical], ...]:
-    ex = registry.get(exercise_id)
-    params = ex.variants()[variant]
-    return tuple((i, _canonical_of(ex.kind, quietly(w.value, **params))) for i, w in enumerate(ex.wrong))
-
-
-def diagnose(ex: Exercise, answer: Canonical, variant: int = 0) -> int | None:
+def diagnose(check: Check, answer: Canonical, variant: int = 0) -> int | None:
     """Index of the known wrong answer this answer matches, if any."""
-    for i, value in wrong_values(ex.id, variant):
-        if _same(ex.kind, answer, value):
+    for i, value in check.variants[variant].wrong:
+        if _same(check.kind, answer, value):
             return i
     return None
 
@@ -69,51 +69,66 @@ def _same(kind: Kind, a: Canonical, b: Canonical) -> bool:
         return False
 
 
-def judge_variant(ex: Exercise, variant: int, answer: Plain) -> dict:
+def missing_message(check: Check, answer: Plain) -> str:
+    template = MISSING.get(str(answer.get("why")), MISSING["no_variable"])
+    return template.format(answer=check.spec.answer, error=answer.get("error", "an error"))
+
+
+def error_message(answer: Plain) -> str:
+    text = answer.get("text")  # only in the student's own kernel; the sandbox sends no text
+    return f"Your code raised {answer.get('v', 'an error')}" + (f": {text}" if text else ".")
+
+
+def judge_variant(check: Check, variant: int, answer: Plain) -> dict:
     """One variant: {"status", "score", "wrong" (index or None), "message", "canonical"}."""
-    if answer.get("t") == "ellipsis":
+    t = answer.get("t")
+    if t == "ellipsis":
         return {"status": "not_answered", "score": 0.0, "message": NOT_ANSWERED}
-    if answer.get("t") == "missing":
-        return {"status": "invalid", "score": 0.0, "message": answer.get("reason", "No answer.")}
-    if answer.get("t") == "error":
-        return {"status": "invalid", "score": 0.0,
-                "message": f"Your code raised {answer.get('v', 'an error')}: {answer.get('text', '')}".strip()}
+    if t == "missing":
+        return {"status": "invalid", "score": 0.0, "message": missing_message(check, answer)}
+    if t == "limit":
+        return {"status": "invalid", "score": 0.0, "message": LIMITS.get(str(answer.get("why")),
+                                                                         LIMITS["cpu"])}
+    if t == "error":
+        return {"status": "invalid", "score": 0.0, "message": error_message(answer)}
     try:
-        canon = ex.kind.canonical(answer)
+        canon = check.kind.canonical(answer)
     except Invalid as e:
         return {"status": "invalid", "score": 0.0, "message": str(e)}
-    ref = reference(ex.id, variant)
-    if _same(ex.kind, canon, ref):
+    ref = check.variants[variant].reference
+    if _same(check.kind, canon, ref):
         return {"status": "correct", "score": 1.0, "canonical": canon}
     # a table is right only when every entry is; the message names the wrong entries
-    result = {"status": "wrong", "score": 0.0, "canonical": canon, "wrong": diagnose(ex, canon, variant)}
-    if isinstance(ex.kind, Table) and ref is not None:
-        result["cells"] = ex.kind.wrong_cells(canon, ref)
+    result = {"status": "wrong", "score": 0.0, "canonical": canon, "wrong": diagnose(check, canon, variant)}
+    if isinstance(check.kind, Table) and ref is not None:
+        result["cells"] = check.kind.wrong_cells(canon, ref)
     return result
 
 
-def judge(exercise_id: str, answers: list[Plain], *, title_note: str = "") -> Feedback:
+def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
     """Judge the answers for the first ``len(answers)`` variants (shown values first)."""
-    ex = registry.get(exercise_id)
-    results = [judge_variant(ex, i, a) for i, a in enumerate(answers)]
+    check = exercise if isinstance(exercise, Check) else checkdata.get(exercise)
+    if len(answers) > len(check.variants):
+        raise ValueError(f"{len(answers)} answers for {len(check.variants)} variants of {check.id}")
+    results = [judge_variant(check, i, a) for i, a in enumerate(answers)]
     public = results[0]
-    fb = Feedback(exercise=ex.id, title=ex.title + title_note, verdict="wrong", score=0.0, message="",
+    fb = Feedback(exercise=check.id, title=check.title, verdict="wrong", score=0.0, message="",
                   variants=[{"status": r["status"], "score": r["score"]} for r in results])
     if public["status"] in ("not_answered", "invalid"):
         fb.verdict, fb.message = public["status"], public["message"]
         return fb
     fb.score = sum(r["score"] for r in results) / len(results)
     fb.verdict = "correct" if fb.score == 1.0 else "partial" if fb.score > 0 else "wrong"
-    fb.message = _summary(ex, results)
+    fb.message = _summary(check, results)
     hit = next((r["wrong"] for r in results if r.get("wrong") is not None), None)
     if hit is not None:
-        w = ex.wrong[hit]
+        w = check.wrong[hit]
         fb.misconception, fb.explanation, fb.hint = w.misconception, w.explanation, w.hint
-        fb.misconception_name = misconceptions.name(w.misconception)
+        fb.misconception_name = w.name
     return fb
 
 
-def _summary(ex: Exercise, results: list[dict]) -> str:
+def _summary(check: Check, results: list[dict]) -> str:
     public, hidden = results[0], results[1:]
     if public["status"] == "correct" and all(r["status"] == "correct" for r in hidden):
         extra = f" It also holds at {len(hidden)} other set(s) of values." if hidden else ""
@@ -121,7 +136,7 @@ def _summary(ex: Exercise, results: list[dict]) -> str:
     if public["status"] == "correct":
         bad = sum(r["status"] != "correct" for r in hidden)
         msg = f"Right at the shown values, but not at {bad} of {len(hidden)} other set(s) of values."
-        if _constant(ex, results):
+        if _constant(check, results):
             msg += (" Your answer does not change when the parameters change: it looks typed in. "
                     "Compute it from the parameters in the setup cell instead.")
         return msg
@@ -129,24 +144,24 @@ def _summary(ex: Exercise, results: list[dict]) -> str:
         shown = ", ".join(public["cells"][:6])
         return f"Some entries are not right yet: {shown}."
     if public["status"] == "wrong" and public.get("wrong") is None:
-        return _shape_note(ex, public) or (
+        return _shape_note(check, public) or (
             "This is not the value PyTorch gives, and it matches none of the usual mistakes.")
     if public["status"] == "wrong":
         return "This is a known mistake."
     return public.get("message", "")
 
 
-def _shape_note(ex: Exercise, public: dict) -> str | None:
+def _shape_note(check: Check, public: dict) -> str | None:
     """Kinds may read answers of a slip's shape so they can be diagnosed; say so if undiagnosed."""
-    got, ref = public.get("canonical"), reference(ex.id, 0)
+    got, ref = public.get("canonical"), check.variants[0].reference
     if isinstance(got, torch.Tensor) and isinstance(ref, torch.Tensor) and got.shape != ref.shape:
         return (f"Your answer has shape {tuple(got.shape)}, but the expected answer has shape "
                 f"{tuple(ref.shape)}: count how many numbers it should hold, and why.")
     return None
 
 
-def _constant(ex: Exercise, results: list[dict]) -> bool:
+def _constant(check: Check, results: list[dict]) -> bool:
     canon = [r.get("canonical") for r in results]
     if any(c is None for c in canon):
         return False
-    return all(_same(ex.kind, canon[0], c) for c in canon[1:])
+    return all(_same(check.kind, canon[0], c) for c in canon[1:])

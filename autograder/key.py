@@ -7,8 +7,9 @@ import json
 from typing import Any
 
 from . import misconceptions, registry
+from .answer_key import reference, wrong_values
 from .exercise import Exercise
-from .judge import quietly, reference, wrong_values
+from .judge import quietly
 
 
 def _show(ex: Exercise, canonical: Any) -> Any:

@@ -183,7 +183,7 @@ class Choice(Kind):
             matches = [o for o in self.options if o and name and o.lower() == name.lower()]
             if matches:
                 return matches[0]
-            raise Invalid(f"{name!r} is not among the possible answers: {self.expected()}.")
+            raise Invalid(f"That name is not among the possible answers: {self.expected()}.")
         return name
 
     def of(self, value: Any) -> str | None:
@@ -262,3 +262,86 @@ class Table(Kind):
 def _allows_none(kind: Kind) -> bool:
     # a .grad cell may rightly be None; numbers columns accept it and compare it as None
     return isinstance(kind, Number | Tensor)
+
+
+@dataclass(frozen=True)
+class TensorOrSlip(Tensor):
+    """``Tensor(shape)``, plus answers whose shape is one of ``slips`` (judged, never right).
+
+    Some typical mistakes change the shape of the answer: a dot product (one number) where a
+    vector-Jacobian product belongs, a transposed Jacobian. Plain ``Tensor`` refuses those as
+    invalid; this kind reads them so the judge can diagnose them. They can never be right: the
+    comparison checks the shape first.
+    """
+
+    slips: tuple[tuple[int, ...], ...] = ()
+
+    def canonical(self, p: Plain) -> torch.Tensor:
+        try:
+            return super().canonical(p)
+        except Invalid:
+            slip = self._slip_shape(p)
+            if slip is None:
+                raise
+            return Tensor(shape=slip).canonical(p)
+
+    def _slip_shape(self, p: Plain) -> tuple[int, ...] | None:
+        if p.get("t") != "array":
+            return None
+        shape = tuple(p["shape"])
+        for slip in self.slips:
+            if shape == slip or _drop_ones(shape) == _drop_ones(slip):
+                return slip
+        return None
+
+
+# --- kinds as JSON: the student runtime ships them as data, never as exercise code ------------
+
+KINDS: dict[str, type[Kind]] = {k.__name__: k for k in (Number, Tensor, TensorOrSlip, Bool, Choice, Table)}
+
+
+def kind_to_json(kind: Kind) -> dict[str, Any]:
+    name = type(kind).__name__
+    if KINDS.get(name) is not type(kind):
+        raise TypeError(f"{name} is not a kind of autograder.kinds; the student runtime cannot ship it")
+    out: dict[str, Any] = {"kind": name, "rtol": kind.rtol, "atol": kind.atol}
+    if isinstance(kind, Tensor):
+        out["shape"] = list(kind.shape)
+    if isinstance(kind, TensorOrSlip):
+        out["slips"] = [list(s) for s in kind.slips]
+    if isinstance(kind, Choice):
+        out["options"], out["none_means"] = list(kind.options), kind.none_means
+    if isinstance(kind, Table):
+        out["rows"] = list(kind.rows)
+        out["columns"] = [[c, kind_to_json(k)] for c, k in kind.columns]
+    return out
+
+
+def kind_from_json(data: dict[str, Any]) -> Kind:
+    cls = KINDS[data["kind"]]
+    fields: dict[str, Any] = {"rtol": float(data["rtol"]), "atol": float(data["atol"])}
+    if issubclass(cls, Tensor):
+        fields["shape"] = tuple(int(n) for n in data["shape"])
+    if cls is TensorOrSlip:
+        fields["slips"] = tuple(tuple(int(n) for n in s) for s in data["slips"])
+    if cls is Choice:
+        fields["options"] = tuple(data["options"])
+        fields["none_means"] = str(data["none_means"])
+    if cls is Table:
+        fields["rows"] = tuple(data["rows"])
+        fields["columns"] = tuple((str(c), kind_from_json(k)) for c, k in data["columns"])
+    return cls(**fields)
+
+
+def canonical_to_json(c: Canonical) -> Plain:
+    """A canonical value as plain data; ``decode`` reads it back through the same kind."""
+    return to_plain(c)
+
+
+def canonical_from_json(kind: Kind, p: Plain) -> Canonical:
+    if p.get("t") == "none" and not isinstance(kind, Choice):
+        return None
+    if isinstance(kind, Table):
+        return {r: {c: canonical_from_json(k, p["v"][r]["v"][c]) for c, k in kind.columns}
+                for r in kind.rows}
+    return kind.canonical(p)

@@ -3,7 +3,8 @@
 Both pass the answer explicitly and never raise: whatever the student hands over, the result
 is a ``Feedback`` (or a float for nbgrader) with a reason. They run in the student's kernel, so
 a determined student can fool them; that only fools the student. Real grading goes through
-``gradtutor grade``, which judges plain data in a separate, trusted process.
+``gradtutor grade``, which judges plain data in a separate, trusted process. Student side: the
+check data comes from ``checkdata.get`` (the runtime's shown values, or the full package's).
 """
 
 from __future__ import annotations
@@ -11,18 +12,22 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from . import registry
-from .collect import answer_cell_from_history, at_params, quiet, read_answer
+from . import checkdata
+from .answers import FROM_NAMESPACE, read_all, read_shown
 from .feedback import Feedback
 from .judge import judge
 
 
 def _unknown(exercise_id: Any) -> Feedback:
-    known = registry.ids()
-    guess = difflib.get_close_matches(str(exercise_id), known, n=1)
-    tip = f" Did you mean {guess[0]!r}?" if guess else ""
+    known = checkdata.ids()
+    if not known:
+        message = "No check data is installed here, so answers are not checked in this place."
+    else:
+        guess = difflib.get_close_matches(str(exercise_id), known, n=1)
+        tip = f" Did you mean {guess[0]!r}?" if guess else ""
+        message = f"There is no exercise called {str(exercise_id)[:60]!r}.{tip}"
     return Feedback(exercise=str(exercise_id)[:60], title="unknown exercise", verdict="invalid",
-                    score=0.0, message=f"There is no exercise called {str(exercise_id)[:60]!r}.{tip}")
+                    score=0.0, message=message)
 
 
 def _crash(exercise_id: str, e: BaseException) -> Feedback:
@@ -31,69 +36,59 @@ def _crash(exercise_id: str, e: BaseException) -> Feedback:
                             "Give a plain number, list, tensor, True/False or None.")
 
 
-def _public_answer(exercise_id: str, answer: Any) -> list[dict]:
-    ex = registry.get(exercise_id)
-    ns: dict[str, Any] = {}
-    if ex.is_function:
-        exec("import torch", ns)  # noqa: S102
-        with quiet():
-            exec(ex.setup_code(ex.params), ns)  # noqa: S102 - our own setup code
-    return [read_answer(ex, ns, answer, from_ns=False)]
+def _check_of(exercise_id: Any) -> checkdata.Check | None:
+    if not isinstance(exercise_id, str):
+        return None
+    try:
+        return checkdata.get(exercise_id)
+    except KeyError:
+        return None
 
 
 def check(exercise_id: str, answer: Any = Ellipsis) -> Feedback:
     """Judge ``answer`` at the values shown in the notebook; returns a displayable Feedback."""
-    if not isinstance(exercise_id, str) or exercise_id not in registry.ids():
+    found = _check_of(exercise_id)
+    if found is None:
         return _unknown(exercise_id)
     try:
-        return judge(exercise_id, _public_answer(exercise_id, answer))
+        return judge(found, [read_shown(found.spec, {}, answer)])
     except Exception as e:  # never let a strange answer stop "Run all"
         return _crash(exercise_id, e)
 
 
-def _history() -> list[str]:
+def _shell() -> Any:
     try:
         from IPython import get_ipython
     except ImportError:
-        return []
-    ip = get_ipython()
-    return list(ip.user_ns.get("In", [])) if ip is not None else []
+        return None
+    return get_ipython()
 
 
-def grade_feedback(exercise_id: str, answer: Any, *, variants: str = "all",
+def grade_feedback(exercise_id: str, answer: Any = FROM_NAMESPACE, *,
                    namespace: dict[str, Any] | None = None,
                    history: list[str] | None = None) -> Feedback:
-    """Judge at the shown values and, with ``variants="all"``, at the hidden ones too."""
-    if not isinstance(exercise_id, str) or exercise_id not in registry.ids():
+    """Judge at the shown values and at every other variant this installation has (the
+    hidden ones in the instructor's package; none in the student runtime), re-running the
+    answer cell found in the kernel's history."""
+    found = _check_of(exercise_id)
+    if found is None:
         return _unknown(exercise_id)
     try:
-        answers = _public_answer(exercise_id, answer)
-        ex = registry.get(exercise_id)
-        if variants == "all" and ex.hidden:
-            ns = namespace if namespace is not None else _user_namespace()
-            source = answer_cell_from_history(ex, history if history is not None else _history())
-            for params in ex.hidden:
-                if source is None:
-                    answers.append({"t": "missing", "reason": "the answer cell was not found"})
-                else:
-                    answers.append(at_params(ex, ns, source, params))
-        return judge(exercise_id, answers)
+        shell = _shell()
+        ns = namespace if namespace is not None else (shell.user_ns if shell is not None else {})
+        if history is None:
+            history = list(ns.get("In", [])) if shell is not None else []
+        return judge(found, read_all(found.spec, ns, history, value=answer))
     except Exception as e:
         return _crash(exercise_id, e)
 
 
-def _user_namespace() -> dict[str, Any]:
-    from IPython import get_ipython
-
-    ip = get_ipython()
-    return ip.user_ns if ip is not None else {}
-
-
-def grade(exercise_id: str, answer: Any = Ellipsis, *, variants: str = "all") -> float:
+def grade(exercise_id: str, answer: Any = Ellipsis) -> float:
     """nbgrader grade cell: print the feedback, return points earned as a builtin float."""
-    fb = grade_feedback(exercise_id, answer, variants=variants)
+    fb = grade_feedback(exercise_id, answer)
     print(fb)  # stdout only: nbgrader counts anything on stderr as a failed test
-    points = registry.get(exercise_id).points if fb.exercise in registry.ids() else 0.0
+    found = _check_of(exercise_id)
+    points = found.points if found is not None else 0.0
     return float(round(points * fb.score, 6))
 
 
@@ -132,7 +127,8 @@ def review(chapter: int, answers: dict[str, Any]) -> Review:
     ``answers`` maps answer names to values (a notebook's ``globals()`` does); exercises whose
     answer name is missing count as not answered."""
     out = Review()
-    for ex in registry.all_exercises():
-        if ex.chapter == chapter:
-            out.append(check(ex.id, answers.get(ex.answer, Ellipsis)))
+    for exercise_id in checkdata.ids():
+        found = checkdata.get(exercise_id)
+        if found.chapter == chapter:
+            out.append(check(exercise_id, answers.get(found.spec.answer, Ellipsis)))
     return out

@@ -7,10 +7,9 @@ import pytest
 import torch
 
 from autograder import check, registry
-from autograder.kinds import Invalid
+from autograder.kinds import Invalid, TensorOrSlip
 from autograder.plain import to_plain
 from autograder.selfcheck import grade_feedback
-from exercises.ch04_vjp._common import TensorOrSlip
 
 # (exercise, the number the reference document states) for sets 001, 002 (4.2) and 003
 SEED_ANSWERS = [

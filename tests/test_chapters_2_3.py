@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from autograder import registry
-from autograder.collect import at_params, read_answer
+from autograder.answer_key import run_at, spec
+from autograder.answers import read_answer
 from autograder.judge import judge, quietly
 
 
@@ -95,7 +96,7 @@ def score_of(source: str) -> float:
     exec("import torch", ns)
     exec(ex.setup_code(ex.params), ns)
     exec(source, ns)
-    answers = [read_answer(ex, ns)] + [at_params(ex, ns, source, p) for p in ex.hidden]
+    answers = [read_answer(spec(ex), ns)] + [run_at(ex, ns, source, p) for p in ex.hidden]
     return judge(ex.id, answers).score
 
 
@@ -118,4 +119,4 @@ def test_central_grad_wrong_function_is_diagnosed():
     exec("import torch", ns)
     exec(ex.setup_code(ex.params), ns)
     exec(halved, ns)
-    assert judge(ex.id, [read_answer(ex, ns)]).misconception == "difference_quotient"
+    assert judge(ex.id, [read_answer(spec(ex), ns)]).misconception == "difference_quotient"

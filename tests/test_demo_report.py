@@ -19,9 +19,9 @@ import nbformat
 import pytest
 
 from autograder import misconceptions, registry
-from autograder.collect import at_params
+from autograder.answer_key import reference, run_at
 from autograder.grading import demo, report
-from autograder.judge import _same, judge, reference
+from autograder.judge import _same, judge
 from autograder.plain import to_plain
 
 CHAPTER = registry.chapters()[0]
@@ -139,7 +139,7 @@ def _answer(ex, code: str | None, params: dict) -> dict:
     """Run the setup and an answer cell at these parameters; the answer as plain data."""
     ns: dict = {}
     exec("import torch\nimport torch.nn.functional as F", ns)  # the lesson's import cell
-    return at_params(ex, ns, code if code is not None else ex.starter(), params)
+    return run_at(ex, ns, code if code is not None else ex.starter(), params)
 
 
 def _judged(student: str, assignment: str, entry: dict) -> dict:

@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from autograder import registry
-from autograder.collect import at_params, read_answer
+from autograder.answer_key import run_at, spec
+from autograder.answers import read_answer
 from autograder.judge import judge, quietly
 from autograder.kinds import Choice, Table
 from autograder.plain import to_plain
@@ -67,11 +68,11 @@ def test_reference_is_float64_and_answer_independent_of_global_rng(ex):
 def test_solution_scores_full_marks_on_every_variant(ex):
     ns = student_namespace(ex, ex.params)
     quietly(exec, ex.solution, ns)
-    answers = [read_answer(ex, ns)] + [at_params(ex, ns, ex.solution, p) for p in ex.hidden]
+    answers = [read_answer(spec(ex), ns)] + [run_at(ex, ns, ex.solution, p) for p in ex.hidden]
     fb = judge(ex.id, answers)
     assert fb.score == 1.0 and fb.verdict == "correct", str(fb)
     for params in draws(ex):  # the solution computes from the parameters, it does not type numbers
-        got = ex.kind.canonical(at_params(ex, ns, ex.solution, params))
+        got = ex.kind.canonical(run_at(ex, ns, ex.solution, params))
         assert same(ex, got, canon(ex, quietly(ex.reference, **params))), params
 
 

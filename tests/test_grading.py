@@ -125,7 +125,7 @@ def outcome(*messages: dict, ended: str = "") -> Outcome:
 
 
 def reference_answers() -> list[dict]:
-    from autograder.judge import reference
+    from autograder.answer_key import reference
 
     del reference  # the plain form of the references: what an honest worker sends
     return [to_plain(EX.reference(**params)) for params in EX.variants()]

@@ -1,12 +1,17 @@
 """``gradtutor grade COURSE_DIR``: grade every submission, in parallel, safely, resumably.
 
     find submissions ─► skip the ones already graded (unless --force)
-    warm parent (torch imported once) ─fork─► one isolated child per notebook, N at a time
-    child's JSON answers ─► judge ─► gradebook, results/<assignment>/<student>.json, CSV
+    read each notebook once, safely ─► sanitised cells + the variants' setup code = one job
+    zygote (student runtime only) ─fork─► one isolated child per notebook, N at a time
+    child's typed answers ─► judge ─► gradebook, results/<assignment>/<student>.json, CSV
+
+A failure that is not the student's (the sandbox, the disk outside the student's own space, a
+bug here) leaves the submission not graded: nothing is stored, and the next run retries it.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import sqlite3
@@ -16,17 +21,23 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ..sandbox.limits import Limits
 from . import store
-from .submission import Submission, Unreadable, find, grade_cells, read, sanitise, source_notebooks
-from .worker import Limits
+from .submission import Cell, Submission, Unreadable, find, grade_cells, read, sanitise, source_notebooks
 
 Group = tuple[str, str]  # (student, assignment)
+NEEDS_ROOT = ("gradtutor grade needs root, to run each submission as its own user in its own mount "
+              "namespace: run it with sudo, as root in a container (docs/grading.md), or with rootless "
+              "podman (`podman run --userns=auto ...`).")
 
 
 def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, csv: Path | None,
               force: bool, shard: tuple[int, int] | None = None, gather: bool = False,
               limits: Limits | None = None) -> int:
     course_dir = course_dir.resolve()
+    if os.geteuid() != 0 and not gather:
+        print(NEEDS_ROOT, file=sys.stderr)
+        return 2
     problem = _check_course(course_dir, assignment)
     if problem:
         print(f"gradtutor grade: {problem}", file=sys.stderr)
@@ -46,17 +57,15 @@ def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, c
     print(f"{len(groups)} submission(s) found{share}, {len(groups) - len(todo)} already graded, "
           f"{len(todo)} to grade with {workers} worker(s).", file=sys.stderr)
     started = time.monotonic()
-    if todo:
-        _protect(course_dir)
-        _grade(course_dir, todo, workers=workers, limits=limits or Limits(),
-               gradebook=shard is None)
+    not_graded = _grade(course_dir, todo, workers=workers, limits=limits or Limits(),
+                        gradebook=shard is None) if todo else {}
     results = store.load_results(course_dir, assignment)
     if shard is not None:
         results = [r for r in results if (r["student"], r["assignment"]) in groups]
     if csv is not None:
         store.write_csv(csv, results)
-    _summary(results, todo, time.monotonic() - started, csv)
-    return 0
+    _summary(results, todo, time.monotonic() - started, csv, not_graded)
+    return 1 if not_graded else 0
 
 
 def _share(groups: dict[Group, list[Submission]], index: int, count: int
@@ -132,59 +141,125 @@ def _up_to_date(course_dir: Path, group: Group, subs: list[Submission]) -> bool:
     result = store.results_path(course_dir, group[1], group[0])
     if not result.exists():
         return False
-    newest = max(p.stat().st_mtime for s in subs for p in s.path.parent.iterdir() if p.is_file())
+    newest = max((_mtime(p) for s in subs for p in _files(s.path.parent)), default=0.0)
     return result.stat().st_mtime >= newest
 
 
-def _protect(course_dir: Path) -> None:
-    """Worker uids must not read the gradebook, hidden tests or other students' files."""
-    if os.geteuid() != 0:
-        return  # no uid switch without root; see docs/grading.md for running in a container
-    mode = course_dir.stat().st_mode & 0o777
-    if mode & 0o077:
-        course_dir.chmod(mode & 0o700)
-        print(f"Made {course_dir} private to its owner (was {mode:o}): grading workers run as "
-              "other users and must not read it.", file=sys.stderr)
+def _files(folder: Path) -> list[Path]:
+    try:
+        return [Path(e.path) for e in os.scandir(folder)]
+    except OSError:  # a link or a vanished folder: the submission's own reason comes later
+        return []
+
+
+def _mtime(path: Path) -> float:
+    return path.lstat().st_mtime  # never follow a link
 
 
 def _grade(course_dir: Path, todo: dict[Group, list[Submission]], *, workers: int,
-           limits: Limits, gradebook: bool = True) -> None:
+           limits: Limits, gradebook: bool = True) -> dict[Group, str]:
+    """Grade ``todo``; return the groups left not graded, with the grader's reason."""
     from nbgrader.api import Gradebook
     from tqdm import tqdm
 
-    from . import forkserver  # sets thread counts before torch loads
+    from . import forkserver
 
+    forkserver.start_reaper()  # while this process is still small
     sources = {a: source_notebooks(course_dir, a) for a in {g[1] for g in todo}}
-    shell = forkserver.warm_up(nb for nbs in sources.values() for nb in nbs.values())
-    tqdm.monitor_interval = 0  # no monitor thread: the parent forks, and must stay single-threaded
-    jobs = [(s, sources[s.assignment][s.notebook]) for subs in todo.values() for s in subs]
-    outcomes: dict[Group, list[Any]] = defaultdict(list)
+    loaded = {s: _load(course_dir, s, sources[s.assignment][s.notebook]) for subs in todo.values()
+              for s in subs}
+    outcomes: dict[Group, list[tuple[Submission, Any]]] = defaultdict(list)
+    not_graded: dict[Group, str] = {}
+    finished: set[Group] = set()
+    tqdm.monitor_interval = 0  # no monitor thread in a process that forks
     book = Gradebook(store.db_url(course_dir), _course_id(course_dir)) if gradebook \
         else contextlib.nullcontext()  # a shard leaves the gradebook to --gather
     with book as gb, \
             tqdm(total=len(todo), unit="student", desc="grading", file=sys.stderr,
                  dynamic_ncols=True) as bar:
 
-        def on_done(outcome: Any) -> None:
-            group = (outcome.submission.student, outcome.submission.assignment)
-            outcomes[group].append(outcome)
-            if len(outcomes[group]) == len(todo[group]):
-                _finish(course_dir, gb, group, outcomes.pop(group), sources[group[1]])
-                bar.update(1)
+        def record(sub: Submission, outcome: Any) -> None:
+            group = (sub.student, sub.assignment)
+            outcomes[group].append((sub, outcome))
+            if len(outcomes[group]) < len(todo[group]):
+                return
+            try:
+                why = _finish(course_dir, gb, group, outcomes.pop(group), sources[group[1]],
+                              loaded, limits)
+            except Exception as e:  # the grader's failure, not the student's: retry next run
+                why = f"the grader failed while scoring or storing it ({type(e).__name__}: {str(e)[:200]})"
+            if why:
+                not_graded[group] = why
+            finished.add(group)
+            bar.update(1)
 
-        forkserver.grade_all(jobs, workers=workers, limits=limits, shell=shell, on_done=on_done)
+        jobs = []
+        for sub, (_, job, _) in loaded.items():
+            if job is None:  # unreadable: the student's problem, scored without running anything
+                record(sub, None)
+            else:
+                jobs.append((sub, job))
+        if jobs:
+            try:
+                with forkserver.Sandbox(limits=limits, course_dir=course_dir,
+                                        imports=_lesson_imports(sources)) as sandbox:
+                    sandbox.grade_all(jobs, workers=workers, on_done=lambda o: record(o.key, o))
+            except forkserver.SandboxError as e:  # nothing after this point was the students'
+                for group in set(todo) - finished:
+                    not_graded[group] = str(e)
+    return not_graded
 
 
-def _finish(course_dir: Path, gb: Any, group: Group, outcomes: list[Any],
-            sources: dict[str, Any]) -> None:
-    """Score one student's assignment and store it: gradebook first, results file last."""
+def _load(course_dir: Path, sub: Submission, source: Any, parts: tuple[str, ...] | None = None
+          ) -> tuple[list[Cell] | None, Any, str]:
+    """(sanitised cells, the child's job, why it is unreadable): the file is read once, here,
+    at ``course_dir/submitted/<student>/<assignment>/<notebook>`` (or at ``parts``)."""
+    from .. import registry
+    from ..answer_key import spec
+    from ..contract import Job, JobCell
+
+    try:
+        cells = sanitise(read(sub, course_dir, parts), source)
+    except Unreadable as e:
+        return None, None, str(e)
+    specs = {c.exercise: spec(registry.get(c.exercise)) for c in cells if c.exercise is not None}
+    return cells, Job(tuple(JobCell(c.kind, c.source, c.exercise) for c in cells), specs), ""
+
+
+def _lesson_imports(sources: dict[str, dict[str, Any]]) -> list[str]:
+    """The import lines of the lessons' own cells (never a solution cell's): the zygote runs
+    them once, so that children find the modules loaded."""
+    lines = set()
+    for nbs in sources.values():
+        for nb in nbs.values():
+            for cell in nb.cells:
+                if cell.cell_type != "code" or cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+                    continue
+                try:
+                    tree = ast.parse(cell.source)
+                except SyntaxError:
+                    continue
+                lines.update(ast.unparse(n) for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom))
+    return sorted(lines)
+
+
+def _finish(course_dir: Path, gb: Any, group: Group, done: list[tuple[Submission, Any]],
+            sources: dict[str, Any], loaded: dict, limits: Limits) -> str:
+    """Score one student's assignment and store it: gradebook first, results file last.
+    Returns why it was not graded ("" when it was)."""
     from . import scoring
+
+    ungraded = [o.not_graded for _, o in done if o is not None and o.not_graded]
+    if ungraded:
+        return ungraded[0]
     parts = []
-    for outcome in sorted(outcomes, key=lambda o: o.submission.notebook):
-        source = sources[outcome.submission.notebook]
-        part = scoring.result(outcome, source)
+    for sub, outcome in sorted(done, key=lambda d: d[0].notebook):
+        source = sources[sub.notebook]
+        cells, _, unreadable = loaded[sub]
+        part = scoring.result(outcome, source, limits, unreadable=unreadable)
         parts.append(part)
-        _write_autograded(course_dir, outcome.submission, source, part)
+        if cells is not None:
+            store.write_autograded(course_dir, sub, store.autograded_notebook(cells, source, part))
     result = {
         "student": group[0], "assignment": group[1],
         "status": "failed" if any(p["status"] == "failed" for p in parts) else "graded",
@@ -196,30 +271,24 @@ def _finish(course_dir: Path, gb: Any, group: Group, outcomes: list[Any],
         "exercises": [e for p in parts for e in p["exercises"]],
     }
     if gb is not None:  # a shard leaves the gradebook to --gather
-        notebooks = _grade_ids(sources, {o.submission.notebook for o in outcomes})
+        notebooks = _grade_ids(sources, {s.notebook for s, _ in done})
         store.save_grades(gb, course_dir, result, notebooks)
     store.write_result(course_dir, result)
+    return ""
 
 
-def _write_autograded(course_dir: Path, sub: Submission, source: Any, part: dict) -> None:
-    try:
-        cells = sanitise(read(sub.path), source)
-    except Unreadable:
-        return  # nothing to show; the results file carries the reason
-    store.write_autograded(course_dir, sub, store.autograded_notebook(cells, source, part))
-
-
-def _summary(results: list[dict], todo: dict, seconds: float, csv: Path | None) -> None:
+def _summary(results: list[dict], todo: dict, seconds: float, csv: Path | None,
+             not_graded: dict[Group, str]) -> None:
     failed = [r for r in results if r["status"] == "failed"]
     rate = f", {seconds / len(todo):.3f} s per submission" if todo else ""
-    print(f"Graded {len(todo)} submission(s) in {seconds:.1f} s{rate}. "
+    print(f"Graded {len(todo) - len(not_graded)} submission(s) in {seconds:.1f} s{rate}. "
           f"{len(results)} result(s) in total, {len(failed)} could not be read.", file=sys.stderr)
     for r in failed[:10]:
         print(f"  {r['student']}/{r['assignment']}: {r['reason']}", file=sys.stderr)
-    broken = [r for r in results if "grader's worker failed" in r["reason"]]
-    if broken:  # our fault, not the student's: say so loudly
-        print(f"WARNING: the grading worker itself failed on {len(broken)} submission(s), e.g. "
-              f"{broken[0]['student']}: {broken[0]['reason']}. See docs/grading.md (uid "
-              "switching needs root or a container).", file=sys.stderr)
+    if not_graded:  # our fault, not the student's: say so loudly, store nothing, retry next run
+        (student, assignment), why = next(iter(not_graded.items()))
+        print(f"WARNING: {len(not_graded)} submission(s) were NOT graded because the grader failed "
+              f"(e.g. {student}/{assignment}: {why}). Nothing was stored for them; run the same "
+              "command again to grade them.", file=sys.stderr)
     if csv is not None:
         print(f"Scores written to {csv}.", file=sys.stderr)

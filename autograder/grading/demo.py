@@ -30,10 +30,10 @@ from nbformat import NotebookNode
 from nbformat.v4 import nbjson
 
 from .. import registry
+from ..answer_key import reference, run_at, wrong_values
 from ..build import course as build
-from ..collect import at_params
 from ..exercise import Exercise
-from ..judge import judge, reference, wrong_values
+from ..judge import judge
 from ..plain import Plain, to_plain
 from ..registry import Chapter
 
@@ -143,7 +143,7 @@ def run_answer(ex: Exercise, code: str, params: dict[str, Any]) -> Plain:
     """The setup and an answer cell at these parameters; the answer as plain data."""
     ns: dict[str, Any] = {}
     exec("import torch\nimport torch.nn.functional as F", ns)  # noqa: S102 - the lesson's imports
-    return at_params(ex, ns, code, params)
+    return run_at(ex, ns, code, params)
 
 
 # ---------------------------------------------------------------- student profiles

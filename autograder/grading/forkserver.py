@@ -1,264 +1,310 @@
-"""The warm parent: import torch once, then fork one isolated child per submission.
+"""The trusted parent's side of the sandbox: start the zygote, hand each child its job, read it.
 
-A fresh kernel per notebook pays ~2 s for kernel start and ``import torch``; a forked child
-pays ~10 ms and shares the parent's memory copy-on-write (reference/fast-isolated-grading.md).
-The parent reads each child's JSON lines, kills it at the notebook deadline, and afterwards
-kills every process left under the child's uid, so a fork bomb or a stray grandchild holding
-the pipe cannot outlive its submission.
+The zygote (``autograder.sandbox.zygote``) is a fresh interpreter started from a copy of the
+student runtime, so no child can inherit the answer key, a source notebook, the roster or a
+classmate's cells from it. For each submission the parent makes two pipes, asks the zygote to
+fork a child with them (one fresh uid per submission), writes that submission's job into the
+child, and reads its typed messages (``autograder.contract``). It kills a child at the notebook
+deadline, and afterwards every process left under the child's uid, so a fork bomb or a stray
+grandchild holding the pipe cannot outlive its submission.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-# before numpy/torch load: a forked child must not inherit a thread pool it cannot use
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
-os.environ["MPLBACKEND"] = "Agg"
-
-import contextlib  # noqa: E402
-import gc  # noqa: E402
-import importlib  # noqa: E402
-import json  # noqa: E402
-import selectors  # noqa: E402
-import shutil  # noqa: E402
-import signal  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable, Iterable  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-
-from .submission import Submission  # noqa: E402
-from .worker import Limits, Snapshot, run_child, uid_block  # noqa: E402
+from ..contract import Answers, Done, Job, Message, Ready, encode_job, parse_message
+from ..sandbox.limits import UIDS_PER_BATCH, Limits, uid_block
 
 MAX_OUTPUT_BYTES = 8 * 2**20  # answers are small; a child flooding its pipe is cut off
-MAX_LINE_BYTES = 2 * 2**20
+ZYGOTE_START_SECONDS = 300
+BOOT = ("import sys; sys.path[0:0] = sys.argv[2:]; "
+        "from autograder.sandbox.zygote import main; main(int(sys.argv[1]))")
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself failed (never the student's doing)."""
 
 
 @dataclass
 class Outcome:
-    """What came back from one child: parsed JSON messages and how the process ended."""
+    """What came back from one child: its typed messages and how it ended."""
 
-    submission: Submission
-    messages: list[dict] = field(default_factory=list)
-    ended: str = ""  # "" when the child finished normally, else a reason for the student
+    key: Any  # the caller's handle for the submission
+    messages: list[Message] = field(default_factory=list)
+    ended: str = ""  # "" when the child finished normally, else the grader's words for the student
+    not_graded: str = ""  # set when the grader, not the student, failed: retry on the next run
     duration_s: float = 0.0
 
-
-# Modules a student's answer cell may import. A child runs as an unprivileged uid, which on
-# a machine whose Python lives under /root cannot read the standard library: it must find
-# them already imported by the parent.
-PRELOAD = (
-    "array", "bisect", "cmath", "collections", "collections.abc", "contextlib", "copy",
-    "dataclasses", "decimal", "doctest", "enum", "fractions", "functools", "graphlib", "heapq",
-    "itertools", "json", "math", "numbers", "operator", "pdb", "pprint", "random", "re",
-    "statistics", "string", "textwrap",
-    "time", "typing", "warnings", "numpy.linalg", "torch.autograd.functional",
-    "torch.autograd.gradcheck", "torch.func", "torch.nn", "torch.nn.functional", "torch.optim",
-    "torch.testing",
-)
-
-
-def warm_up(sources: Iterable[Any] = ()) -> Any:
-    """Import what notebooks use, single-threaded, and make the shell children will share.
-
-    ``sources`` are the instructor's source notebooks: their import lines run here once, so
-    children do not each pay for ``autograder.visual`` or matplotlib's first use.
-    """
-    start_reaper()
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot  # noqa: F401
-    import numpy  # noqa: F401
-    import torch
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-
-    torch.set_num_threads(1)
-    with contextlib.suppress(RuntimeError):  # allowed once per process
-        torch.set_num_interop_threads(1)
-    import autograder  # noqa: F401
-
-    for name in PRELOAD:
-        importlib.import_module(name)
-    from ..visual import headless
-
-    headless.ENABLED = True  # nobody sees a grading run's figures and widgets: skip drawing them
-    warm_references()
-    config = Config()
-    config.HistoryManager.enabled = False  # no SQLite history file per child
-    shell = InteractiveShell.instance(config=config)
-    # nobody reads a worker's output: formatting a 3000-frame RecursionError takes IPython
-    # tens of seconds, so errors are recorded (run_cell's result) but never drawn
-    shell.showtraceback = _no_display
-    shell.showsyntaxerror = _no_display
-    shell._format_exception_for_storage = _exception_summary  # IPython >= 8.33 formats each error
-    # a cell's result still becomes ``_`` and ``Out[n]``, but its repr is never computed
-    shell.displayhook.compute_format_data = _no_format
-    shell.displayhook.write_format_data = _no_display
-    shell.run_cell("import torch", store_history=False)
-    _draw_once()
-    for nb in sources:
-        _preimport(nb)
-    # children share these objects copy-on-write; a full garbage collection in a child walks
-    # them all and copies every page it touches (310 ms per child measured, 14 ms once frozen)
-    gc.freeze()
-    return shell
-
-
-def warm_references() -> None:
-    """Run every exercise's reference at every variant once, in this process.
-
-    The parent judges with them, and running them imports what torch loads lazily on first
-    use (SGD needs cProfile, gradcheck needs sympy): a child, once it is a nobody, can no
-    longer read the stdlib under /root, so it must find them already imported.
-    """
-    from .. import registry
-    from ..judge import reference
-
-    for eid in registry.ids():
-        try:
-            for variant in range(len(registry.get(eid).variants())):
-                reference(eid, variant)
-        except Exception:  # a broken unit fails its own grade cells, not the whole batch
-            continue
-
-
-def _no_display(*args: Any, **kwargs: Any) -> None:
-    return None
-
-
-def _no_format(result: Any) -> tuple[dict, dict]:
-    return {}, {}
-
-
-def _exception_summary(exception: BaseException, *args: Any, **kwargs: Any) -> dict:
-    return {"ename": type(exception).__name__, "evalue": str(exception)[:200], "traceback": []}
-
-
-def _draw_once() -> None:
-    """Load fonts and the Agg renderer now: a child as a new uid would rebuild the font cache."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots()
-    ax.set_title("warm-up $x^2$")
-    ax.plot([0, 1], [0, 1])
-    fig.canvas.draw()
-    plt.close(fig)
-
-
-def _preimport(source: Any) -> None:
-    """Run the import statements of trusted source cells in a scratch namespace."""
-    import ast
-
-    for cell in source.cells:
-        if cell.cell_type != "code":
-            continue
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:
-            continue
-        imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
-        try:
-            exec(compile(ast.Module(imports, []), "<imports>", "exec"), {})  # noqa: S102
-        except Exception:  # a missing optional module: the child will report it
-            continue
+    @property
+    def started(self) -> bool:
+        return any(isinstance(m, Ready) for m in self.messages)
 
 
 @dataclass
 class _Running:
-    pid: int
+    serial: int
+    uid: int
     rfd: int
-    uid: int  # the worker's own uid, also its slot
     outcome: Outcome
+    expected: dict[str, int]
     deadline: float
     started: float
+    pid: int | None = None
     buffer: bytearray = field(default_factory=bytearray)
     received: int = 0
     eof: bool = False
     status: int | None = None
-    done: bool = False  # the child said its last word; its exit need not be waited for
+    done: bool = False
 
 
-def grade_all(jobs: Iterable[tuple[Submission, Any]], *, workers: int, limits: Limits,
-              shell: Any, on_done: Callable[[Outcome], None]) -> None:
-    """Run every (submission, source notebook) job in a forked child, ``workers`` at a time."""
-    pending = list(jobs)[::-1]
-    running: dict[int, _Running] = {}
-    exiting: list[int] = []  # children that finished but are still exiting
-    free = [uid_block(os.getpid()) + k for k in range(max(1, workers))][::-1]
-    sel = selectors.DefaultSelector()
-    guard = Snapshot()  # taken once here, inherited by every child
-    workroot = Path(tempfile.mkdtemp(prefix="gradtutor-work-"))
-    workroot.chmod(0o711)  # children may enter their own folder, not list the others
+def hidden_paths(course_dir: Path | None) -> list[str]:
+    """Folders student code must find empty: the course, the exercise units, the package and its
+    checkout (everything but the interpreter's own prefix), the grading user's home."""
+    import autograder
+    import exercises
 
-    def fill_free_slots() -> None:
-        while pending and free:
-            sub, source = pending.pop()
-            run = _start(sub, source, free.pop(), limits, shell, guard, workroot)
-            running[run.rfd] = run
-            sel.register(run.rfd, selectors.EVENT_READ)
+    keep = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
+    hide: list[Path] = []
+    if course_dir is not None:
+        hide.append(course_dir.resolve())
+    units, package = Path(exercises.__file__).resolve().parent, Path(autograder.__file__).resolve().parent
+    hide += [units, package]
+    checkout = units.parent
+    if (checkout / "pyproject.toml").exists():
+        hide += _around(checkout, keep)
+    home = Path.home().resolve()
+    if home != Path("/"):
+        hide += _around(home, keep)
+    out: list[Path] = []
+    for p in sorted(set(hide), key=lambda p: len(p.parts)):
+        if not any(p.is_relative_to(q) for q in out) and not any(k.is_relative_to(p) for k in keep):
+            out.append(p)
+    return [str(p) for p in out]
 
-    try:
-        while pending or running:
-            fill_free_slots()
-            for key, _ in sel.select(timeout=0.1):
-                _read(running[key.fd], sel)
-            finished = []
-            for run in list(running.values()):
-                if run.done and run.status is None:
-                    _release(run, sel)
-                    exiting.append(run.pid)
-                _poll(run, sel)
-                if run.status is not None and run.eof:
-                    del running[run.rfd]
+
+def _around(folder: Path, keep: list[Path], depth: int = 0) -> list[Path]:
+    """``folder`` itself, or, where it holds a path to keep, each of its other sub-folders."""
+    if not any(k.is_relative_to(folder) for k in keep):
+        return [folder]
+    if depth > 4:
+        return []
+    out: list[Path] = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if entry.is_dir(follow_symlinks=False):
+                out += _around(Path(entry.path), keep, depth + 1)
+    return out
+
+
+class Sandbox:
+    """The zygote, and the children forked from it, ``workers`` at a time."""
+
+    def __init__(self, *, limits: Limits, course_dir: Path | None, imports: Iterable[str] = ()) -> None:
+        self.limits = limits
+        self.root = os.geteuid() == 0
+        self.serial = 0
+        self.uid_base = uid_block(os.getpid())
+        self.tree = Path(tempfile.mkdtemp(prefix="gradtutor-runtime-"))
+        from ..build.runtime import write_tree
+
+        write_tree(self.tree, with_data=False)
+        os.chmod(self.tree, 0o755)
+        self.ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        paths = [str(self.tree), *dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))]
+        env = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL") if k in os.environ}
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", BOOT, str(theirs.fileno()), *paths],
+            pass_fds=(theirs.fileno(),), cwd="/", env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        theirs.close()
+        self.exited: dict[int, int] = {}
+        self.forked: dict[int, int | None] = {}
+        self._send({"op": "config", "limits": limits.to_json(), "root": self.root,
+                    "hide": hidden_paths(course_dir), "imports": sorted(set(imports))})
+        self._await(lambda m: m.get("op") == "ready", ZYGOTE_START_SECONDS, "start")
+
+    # --- control channel ---
+
+    def _send(self, message: dict, fds: list[int] | None = None) -> None:
+        data = json.dumps(message).encode()
+        if fds:
+            socket.send_fds(self.ctl, [data], fds)
+        else:
+            self.ctl.send(data)
+
+    def _receive(self, timeout: float) -> dict | None:
+        if not _readable(self.ctl, timeout):
+            return None
+        data = self.ctl.recv(1 << 16)
+        if not data:
+            raise SandboxError(f"the grading sandbox stopped: {self._stderr()}")
+        message = json.loads(data)
+        if message.get("op") == "exited":
+            self.exited[int(message["pid"])] = int(message["status"])
+        elif message.get("op") in ("forked", "fork_failed"):
+            self.forked[int(message["serial"])] = message.get("pid")
+        return message
+
+    def _await(self, wanted: Callable[[dict], bool], seconds: float, what: str) -> dict:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            message = self._receive(min(1.0, max(0.0, end - time.monotonic())))
+            if message is not None and wanted(message):
+                return message
+            if self.process.poll() is not None:
+                raise SandboxError(f"the grading sandbox could not {what}: {self._stderr()}")
+        raise SandboxError(f"the grading sandbox did not {what} within {seconds:g} s")
+
+    def _stderr(self) -> str:
+        if self.process.poll() is None or self.process.stderr is None:
+            return "(still running)"
+        return self.process.stderr.read().decode(errors="replace")[-2000:].strip() or \
+            f"exit status {self.process.returncode}"
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.ctl.close()
+        with contextlib.suppress(Exception):
+            self.process.wait(timeout=10)
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.tree, ignore_errors=True)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # --- children ---
+
+    def _start(self, key: Any, job: Job) -> _Running:
+        serial, self.serial = self.serial, self.serial + 1
+        uid = self.uid_base + serial % UIDS_PER_BATCH
+        job_r, job_w = os.pipe()
+        ans_r, ans_w = os.pipe()
+        now = time.monotonic()
+        expected = {eid: len(spec.setups) for eid, spec in job.specs.items()}
+        run = _Running(serial, uid, ans_r, Outcome(key), expected, now + self.limits.notebook_seconds, now)
+        try:
+            self._send({"op": "fork", "serial": serial, "uid": uid}, [job_r, ans_w])
+        finally:
+            os.close(job_r)
+            os.close(ans_w)
+        self._await(lambda m: m.get("serial") == serial and m.get("op") in ("forked", "fork_failed"),
+                    30, "fork a child")
+        run.pid = self.forked.pop(serial)
+        if run.pid is None:
+            run.outcome.not_graded = "the sandbox could not fork a child for it"
+        else:
+            try:  # the child reads its job as soon as it is set up
+                data = encode_job(job)
+                while data:
+                    data = data[os.write(job_w, data):]
+            except OSError:
+                run.outcome.not_graded = "the sandbox child stopped before it was set up"
+        os.close(job_w)
+        os.set_blocking(run.rfd, False)
+        return run
+
+    def grade_all(self, jobs: Iterable[tuple[Any, Job]], *, workers: int,
+                  on_done: Callable[[Outcome], None]) -> None:
+        """Run every job in its own child, ``workers`` at a time; ``on_done`` gets each outcome."""
+        pending = list(jobs)[::-1]
+        running: dict[int, _Running] = {}
+        sel = selectors.DefaultSelector()
+
+        def fill() -> list[Outcome]:
+            failed = []
+            while pending and len(running) < max(1, workers):
+                run = self._start(*pending.pop())
+                if run.outcome.not_graded and run.pid is None:
                     os.close(run.rfd)
-                    free.append(run.uid)
-                    run.outcome.duration_s = time.monotonic() - run.started
-                    finished.append(run.outcome)
-            fill_free_slots()  # the next children run while the finished ones are recorded
-            for outcome in finished:
-                on_done(outcome)
-            exiting[:] = [pid for pid in exiting if not _collected(pid, wait=False)]
-    finally:
-        for run in running.values():
-            _kill(run)
-        for pid in exiting:
-            _collected(pid, wait=True)
-        shutil.rmtree(workroot, ignore_errors=True)
+                    failed.append(run.outcome)
+                    continue
+                running[run.rfd] = run
+                sel.register(run.rfd, selectors.EVENT_READ)
+            return failed
+
+        try:
+            while pending or running:
+                finished = fill()
+                for key, _ in sel.select(timeout=0.02):
+                    _read(running[key.fd], sel)
+                with contextlib.suppress(OSError):
+                    while self._receive(0) is not None:
+                        pass
+                for run in list(running.values()):
+                    self._poll(run, sel)
+                    if run.eof and run.status is not None:
+                        del running[run.rfd]
+                        os.close(run.rfd)
+                        self.exited.pop(run.pid, None)
+                        run.outcome.duration_s = time.monotonic() - run.started
+                        if not run.outcome.started and not run.outcome.not_graded:
+                            run.outcome.not_graded = ("the sandbox child stopped before it was set up "
+                                                      f"({_exit_reason(run.status) or 'no reason'})")
+                        finished.append(run.outcome)
+                finished += fill()  # the next children run while the finished ones are recorded
+                for outcome in finished:
+                    on_done(outcome)
+        finally:
+            for run in running.values():
+                self._kill(run)
+                with contextlib.suppress(OSError):
+                    os.close(run.rfd)
+
+    def _poll(self, run: _Running, sel: selectors.BaseSelector) -> None:
+        if run.done and run.status is None:
+            # it said its last word: free the slot now rather than wait while the kernel tears
+            # down its memory; whatever it left running goes with its uid
+            _reap_uid(run.uid)
+            run.status = 0
+        if run.status is None and run.pid in self.exited:
+            run.status = self.exited.pop(run.pid)
+            _reap_uid(run.uid)  # stray grandchildren may still hold the pipe open
+            if not run.outcome.ended and not run.done:
+                run.outcome.ended = _exit_reason(run.status) or "the notebook's process stopped before the end"
+        elif run.status is None and time.monotonic() > run.deadline:
+            seconds = int(run.deadline - run.started)
+            run.outcome.ended = f"the whole notebook took longer than the limit ({seconds} s)"
+            self._kill(run)
+            run.status = -1
+        if run.status is not None and not run.eof and (run.done or time.monotonic() > run.deadline + 5):
+            run.eof = True  # done, or a grandchild we could not kill holds the pipe: give up on it
+            sel.unregister(run.rfd)
+        if run.eof and run.status is None and run.pid is not None and time.monotonic() > run.deadline + 5:
+            run.status = -1
+
+    def _kill(self, run: _Running) -> None:
+        if run.pid is not None:
+            for kill in (os.killpg, os.kill):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    kill(run.pid, signal.SIGKILL)
+        _reap_uid(run.uid)
 
 
-def _release(run: _Running, sel: selectors.BaseSelector) -> None:
-    """A child that sent "done" has nothing more to say: free its slot now rather than wait
-    while the kernel tears down its copy-on-write memory (3-11 ms); collect it later."""
-    _reap_uid(run.uid)  # whatever it left running, and the exiting child itself
-    run.status = 0
-    if not run.eof:
-        run.eof = True
-        sel.unregister(run.rfd)
+def _readable(sock: socket.socket, timeout: float) -> bool:
+    import select
 
-
-def _collected(pid: int, *, wait: bool) -> bool:
-    try:
-        return os.waitpid(pid, 0 if wait else os.WNOHANG)[0] != 0
-    except ChildProcessError:
-        return True
-
-
-def _start(sub: Submission, source: Any, uid: int, limits: Limits, shell: Any,
-           guard: Snapshot, workroot: Path) -> _Running:
-    rfd, wfd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child: never returns
-        os.close(rfd)
-        run_child(sub, source, wfd, uid, limits, shell, guard, workroot)
-    os.close(wfd)
-    os.set_blocking(rfd, False)
-    now = time.monotonic()
-    return _Running(pid, rfd, uid, Outcome(sub), now + limits.notebook_seconds, now)
+    return bool(select.select([sock], [], [], timeout)[0])
 
 
 def _read(run: _Running, sel: selectors.BaseSelector) -> None:
@@ -273,49 +319,38 @@ def _read(run: _Running, sel: selectors.BaseSelector) -> None:
     run.received += len(chunk)
     if run.received > MAX_OUTPUT_BYTES:
         run.outcome.ended = "sent more than 8 MiB of answers; stopped"
-        _kill(run)
+        run.eof = True
+        sel.unregister(run.rfd)
         return
     run.buffer += chunk
     *lines, rest = run.buffer.split(b"\n")
     run.buffer = bytearray(rest)
-    if len(rest) > MAX_LINE_BYTES:
-        run.buffer.clear()
     for line in lines:
-        message = _parse(line)
-        if message is not None:
-            run.outcome.messages.append(message)
-            run.done = run.done or message.get("type") == "done"
+        message = parse_message(line, run.expected)
+        if message is None:
+            continue
+        if isinstance(message, Ready) and run.outcome.started:
+            continue  # only the first counts
+        if not run.outcome.started and not isinstance(message, Ready):
+            continue  # nothing counts before the child says it is set up
+        run.outcome.messages.append(message)
+        run.done = run.done or isinstance(message, Done)
+    if len(run.buffer) > 2 * 2**20:
+        run.buffer.clear()
 
 
-def _parse(line: bytes) -> dict | None:
-    # plain JSON only: anything else is dropped here, never interpreted
-    if len(line) > MAX_LINE_BYTES:
-        return None
-    try:
-        value = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _poll(run: _Running, sel: selectors.BaseSelector) -> None:
-    if run.status is None:
-        pid, status = os.waitpid(run.pid, os.WNOHANG)
-        if pid:
-            run.status = status
-            _reap_uid(run.uid)  # stray grandchildren may still hold the pipe open
-            if not run.outcome.ended:
-                run.outcome.ended = _exit_reason(status)
-        elif time.monotonic() > run.deadline:
-            seconds = int(run.deadline - run.started)
-            run.outcome.ended = f"the whole notebook took longer than the limit ({seconds} s)"
-            _kill(run)
-    elif not run.eof and time.monotonic() > run.deadline + 5:
-        run.eof = True  # a grandchild we could not kill holds the pipe: give up on it
-        sel.unregister(run.rfd)
+def answers_of(outcome: Outcome) -> dict[str, tuple[dict, ...]]:
+    """The first answers message for each exercise."""
+    out: dict[str, tuple[dict, ...]] = {}
+    for m in outcome.messages:
+        if isinstance(m, Answers) and m.exercise not in out:
+            out[m.exercise] = m.answers
+    return out
 
 
 def _exit_reason(status: int) -> str:
+    if status < 0:
+        return ""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
@@ -324,20 +359,8 @@ def _exit_reason(status: int) -> str:
     return "" if code == 0 else f"the notebook's process exited with code {code}"
 
 
-def _kill(run: _Running) -> None:
-    for target in (lambda: os.killpg(run.pid, signal.SIGKILL), lambda: os.kill(run.pid, signal.SIGKILL)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            target()
-    if run.status is None:
-        try:
-            _, run.status = os.waitpid(run.pid, 0)
-        except ChildProcessError:
-            run.status = 0
-    _reap_uid(run.uid)
-
-
 def _reap_uid(uid: int) -> None:
-    """Kill every process of a worker uid (as root; without root there is no uid to clean)."""
+    """Kill every process of a submission's uid (as root; without root there is no uid to clean)."""
     if os.geteuid() != 0:
         return
     if _reaper is None or not _reaper.reap(uid):
@@ -360,10 +383,10 @@ def _kill_uid(uid: int) -> None:
 
 
 class Reaper:
-    """A small process, forked before torch loads, that runs ``_kill_uid`` for the parent.
+    """A small process, forked while the parent is still small, that runs ``_kill_uid`` for it.
 
-    Forking the warm parent (torch and everything, ~500 MiB mapped) to send one signal costs
-    about 15 ms per submission; forking this small process costs a fraction of that.
+    Forking the parent (torch and everything, ~500 MiB mapped) to send one signal costs about
+    15 ms per submission; forking this small process costs a fraction of that.
     """
 
     def __init__(self) -> None:
@@ -396,7 +419,7 @@ _reaper: Reaper | None = None
 
 
 def start_reaper() -> None:
-    """Call while the process is still small (before ``warm_up`` imports torch)."""
+    """Call while the process is still small (before torch loads)."""
     global _reaper
     if os.geteuid() == 0 and _reaper is None:
         _reaper = Reaper()

@@ -27,17 +27,18 @@ class IsolatedExecute(NbGraderPreprocessor):
     timeout = Int(600, help="Seconds for the whole notebook, warm-up included.").tag(config=True)
 
     def preprocess(self, nb, resources):
-        course = _course_dir(resources)
-        if course is not None:
-            from .batch import _protect
+        if os.geteuid() != 0:
+            from .batch import NEEDS_ROOT
 
-            _protect(course)
+            raise RuntimeError(NEEDS_ROOT.replace("gradtutor grade", "GRADTUTOR_ISOLATED=1 nbgrader autograde"))
+        course = _course_dir(resources)
         with tempfile.TemporaryDirectory(prefix="gradtutor-nbgrader-") as tmp:
             path = Path(tmp) / "submission.ipynb"
             nbformat.write(nb, path)
             path.chmod(0o644)
             done = subprocess.run([sys.executable, "-m", "autograder.grading.nbgrader_execute",
-                                   str(path)], capture_output=True, text=True, timeout=self.timeout)
+                                   str(path), str(course or "")], capture_output=True, text=True,
+                                  timeout=self.timeout)
         if done.returncode != 0:
             raise RuntimeError(f"gradtutor's isolated grader failed:\n{done.stderr[-2000:]}")
         result = json.loads(done.stdout)
@@ -66,27 +67,30 @@ def _course_dir(resources) -> Path | None:
     return None
 
 
-def main(path: str) -> int:
+def main(path: str, course: str = "") -> int:
     """Grade one notebook against itself (nbgrader already restored its locked cells)."""
+    from ..sandbox.limits import Limits
     from . import forkserver, scoring
+    from .batch import _lesson_imports, _load
     from .submission import Submission
 
-    nb = nbformat.read(path, as_version=4)
-    sub = Submission("student", "assignment", Path(path).stem, Path(path))
-    shell = forkserver.warm_up([nb])
-    outcomes: list = []
-    forkserver.grade_all([(sub, nb)], workers=1, limits=_limits(), shell=shell,
-                         on_done=outcomes.append)
-    print(json.dumps(scoring.result(outcomes[0], nb)))
+    file = Path(path)
+    nb = nbformat.read(file, as_version=4)
+    sub = Submission("student", "assignment", file.stem, file)
+    limits = Limits()
+    cells, job, unreadable = _load(file.parent, sub, nb, parts=(file.name,))
+    outcomes: list = [None]
+    if job is not None:
+        forkserver.start_reaper()
+        with forkserver.Sandbox(limits=limits, course_dir=Path(course) if course else None,
+                                imports=_lesson_imports({"a": {"nb": nb}})) as sandbox:
+            sandbox.grade_all([(sub, job)], workers=1, on_done=lambda o: outcomes.__setitem__(0, o))
+        if outcomes[0].not_graded:
+            raise RuntimeError(outcomes[0].not_graded)
+    print(json.dumps(scoring.result(outcomes[0], nb, limits, unreadable=unreadable)))
     return 0
-
-
-def _limits():
-    from .worker import Limits
-
-    return Limits()
 
 
 if __name__ == "__main__":
     os.environ.setdefault("MPLBACKEND", "Agg")
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(*sys.argv[1:3]))

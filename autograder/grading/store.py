@@ -19,7 +19,7 @@ from typing import Any
 from nbformat.notebooknode import NotebookNode, from_dict
 from nbformat.v4 import nbjson
 
-from .submission import Cell, Submission
+from .submission import Cell, Submission, read_small
 
 CSV_COLUMNS = ("student", "assignment", "exercise", "points", "max_points", "verdict",
                "misconception")
@@ -88,13 +88,14 @@ def db_url(course_dir: Path) -> str:
 
 
 def submitted_at(course_dir: Path, student: str, assignment: str) -> datetime | None:
-    """nbgrader's own rule: the submission folder's timestamp.txt, if there is one."""
+    """nbgrader's own rule: the submission folder's timestamp.txt, if there is one (read as any
+    file from submitted/ is: no link followed, a regular file, a few bytes at most)."""
     from nbgrader.utils import parse_utc
 
-    stamp = course_dir / "submitted" / student / assignment / "timestamp.txt"
+    text = read_small(course_dir, ("submitted", student, assignment, "timestamp.txt"))
     try:
-        return parse_utc(stamp.read_text().strip())
-    except (OSError, ValueError, TypeError):
+        return parse_utc(text.strip()) if text is not None else None
+    except (ValueError, TypeError, OverflowError):
         return None
 
 
@@ -173,6 +174,6 @@ def _verdict_text(entry: dict) -> str:
 def write_autograded(course_dir: Path, sub: Submission, nb: NotebookNode) -> None:
     folder = course_dir / "autograded" / sub.student / sub.assignment
     write_atomic(folder / f"{sub.notebook}.ipynb", nbjson.writes(nb).encode())  # no re-validation
-    stamp = sub.path.parent / "timestamp.txt"
-    if stamp.exists():
-        write_atomic(folder / "timestamp.txt", stamp.read_bytes())
+    stamp = submitted_at(course_dir, sub.student, sub.assignment)
+    if stamp is not None:  # the parsed time, written anew: never the submitted file's bytes
+        write_atomic(folder / "timestamp.txt", f"{stamp.isoformat(sep=' ')}\n".encode())

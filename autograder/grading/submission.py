@@ -1,24 +1,29 @@
-"""Submissions as data: where they are, and what cells a grader should run.
+"""Submissions as data: where they are, how to read them safely, what cells a grader runs.
 
 ``sanitise`` does what nbgrader's DeduplicateIds + OverwriteCells(add_missing_cells=True) do,
 from the SOURCE notebook instead of the gradebook: locked cells (setup, grade) get their
 source back by ``grade_id``, deleted grade cells come back, duplicated ids keep the last copy.
-Nothing here runs student code; reading is size-capped so an enormous file is a reason, not
-an out-of-memory parent.
+Nothing here runs student code. Every file under submitted/ is hostile: it is opened once,
+beneath the course folder without following a symbolic link at any step, checked to be a
+regular file after opening, and read with a cap; its JSON is parsed once, and only the fields
+a grader needs are kept, so no nesting or size inside it reaches the rest of the grader.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import nbformat
 from nbformat import NotebookNode
-from nbformat.v4 import nbjson
 
 MAX_NOTEBOOK_BYTES = 20 * 2**20  # course notebooks are ~100 kB; anything this big is a mistake
+MAX_SMALL_FILE_BYTES = 4096  # timestamp.txt
 
 
 @dataclass(frozen=True)
@@ -27,10 +32,7 @@ class Submission:
     assignment: str
     notebook: str  # notebook id (file stem), as in the gradebook
     path: Path
-
-    @property
-    def key(self) -> str:
-        return f"{self.student}/{self.assignment}/{self.notebook}"
+    problem: str = ""  # why the file must not be read at all (a link, a device...), for the student
 
 
 class Unreadable(Exception):
@@ -46,15 +48,111 @@ class Cell:
 
 
 def find(course_dir: Path, assignments: list[str] | None = None) -> list[Submission]:
-    """Every ``submitted/<student>/<assignment>/<notebook>.ipynb`` whose assignment has a source."""
+    """Every ``submitted/<student>/<assignment>/<notebook>.ipynb`` whose assignment has a source.
+
+    Nothing is followed: a student or assignment folder that is a symbolic link, or a notebook
+    that is not a regular file, is still listed, with the reason it will not be read.
+    """
     found = []
-    for nb in sorted(course_dir.glob("submitted/*/*/*.ipynb")):
-        student, assignment = nb.parent.parent.name, nb.parent.name
-        if assignments and assignment not in assignments:
-            continue
-        if (course_dir / "source" / assignment / nb.name).exists():
-            found.append(Submission(student, assignment, nb.stem, nb))
+    sources = {p.parent.name: sorted(q.stem for q in p.parent.glob("*.ipynb"))
+               for p in course_dir.glob("source/*/*.ipynb")}
+    for student in _entries(course_dir / "submitted"):
+        for assignment in _entries(Path(student.path)) if _is_dir(student) else []:
+            if assignment.name not in sources or (assignments and assignment.name not in assignments):
+                continue
+            folder = Path(assignment.path)
+            if not _is_dir(assignment) or not _is_dir(student):
+                why = _not_a_folder(student if not _is_dir(student) else assignment)
+                found += [Submission(student.name, assignment.name, nb, folder / f"{nb}.ipynb", why)
+                          for nb in sources[assignment.name]]
+                continue
+            for entry in _entries(folder):
+                if entry.name.endswith(".ipynb") and entry.name[:-6] in sources[assignment.name]:
+                    found.append(Submission(student.name, assignment.name, entry.name[:-6],
+                                            Path(entry.path), _not_a_file(entry)))
+        if not _is_dir(student) and student.is_symlink():
+            for name, nbs in sources.items():
+                if not assignments or name in assignments:
+                    found += [Submission(student.name, name, nb, Path(student.path) / name / f"{nb}.ipynb",
+                                         _not_a_folder(student)) for nb in nbs]
     return found
+
+
+def _entries(folder: Path) -> list[os.DirEntry]:
+    try:
+        return sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    return entry.is_dir(follow_symlinks=False)
+
+
+def _not_a_folder(entry: os.DirEntry) -> str:
+    return (f"submitted/.../{entry.name} is a symbolic link, not a folder: the grader does not follow "
+            "links. Submit the notebook itself." if entry.is_symlink() else f"{entry.name} is not a folder.")
+
+
+def _not_a_file(entry: os.DirEntry) -> str:
+    if entry.is_symlink():
+        return ("The submitted notebook is a symbolic link, not a file: the grader does not follow links. "
+                "Submit the notebook itself.")
+    if not entry.is_file(follow_symlinks=False):
+        return ("The submitted notebook is not a regular file (a pipe, device or folder); submit the "
+                "notebook itself.")
+    return ""
+
+
+def read_beneath(root: Path, parts: tuple[str, ...], cap: int) -> bytes:
+    """Read ``root/parts...`` without following a link at any step; a regular file of at most
+    ``cap`` bytes, or ``Unreadable`` with the reason."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts[:-1]:
+            try:
+                nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            except OSError as e:
+                raise Unreadable(_why(e, part, folder=True)) from None
+            os.close(fd)
+            fd = nxt
+        try:
+            file_fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                              dir_fd=fd)
+        except OSError as e:
+            raise Unreadable(_why(e, parts[-1], folder=False)) from None
+    finally:
+        os.close(fd)
+    try:
+        if not stat.S_ISREG(os.fstat(file_fd).st_mode):
+            raise Unreadable(f"{parts[-1]} is not a regular file (a pipe, device or folder).")
+        chunks, size = [], 0
+        while chunk := os.read(file_fd, min(1 << 20, cap + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > cap:
+                raise Unreadable(f"{parts[-1]} is larger than {cap / 2**20:.0f} MiB, the limit. "
+                                 "Clear large outputs and submit again.")
+        return b"".join(chunks)
+    finally:
+        os.close(file_fd)
+
+
+def _why(e: OSError, name: str, *, folder: bool) -> str:
+    if e.errno in (errno.ELOOP, errno.ENOTDIR):
+        what = "folder" if folder else "file"
+        return f"{name} is a symbolic link or not a {what}: the grader does not follow links."
+    if e.errno == errno.ENOENT:
+        return f"{name} is missing (it disappeared while grading)."
+    return f"{name} could not be opened ({errno.errorcode.get(e.errno or 0, 'error')})."
+
+
+def read_small(root: Path, parts: tuple[str, ...]) -> str | None:
+    """A small text file beneath ``root`` (timestamp.txt), read as safely, or None."""
+    try:
+        return read_beneath(root, parts, MAX_SMALL_FILE_BYTES).decode("utf-8", errors="replace")
+    except (Unreadable, OSError):
+        return None
 
 
 def source_notebooks(course_dir: Path, assignment: str) -> dict[str, NotebookNode]:
@@ -86,13 +184,18 @@ def grade_cells(source: NotebookNode) -> list[tuple[str, float]]:
             if is_grade(c)]
 
 
-def read(path: Path) -> NotebookNode:
-    """Parse an untrusted file as a version-4 notebook, or raise ``Unreadable`` with a reason."""
-    size = path.stat().st_size
-    if size > MAX_NOTEBOOK_BYTES:
-        raise Unreadable(f"The notebook file is {size / 2**20:.0f} MiB; the limit is "
-                         f"{MAX_NOTEBOOK_BYTES // 2**20} MiB. Clear large outputs and submit again.")
-    raw = path.read_bytes()
+def read(sub: Submission, course_dir: Path, parts: tuple[str, ...] | None = None) -> list[dict]:
+    """The submitted notebook's cells, as small dicts of the fields a grader reads, or
+    ``Unreadable`` with a reason for the student. The file is ``parts`` beneath ``course_dir``
+    (default: submitted/<student>/<assignment>/<notebook>.ipynb)."""
+    if sub.problem:
+        raise Unreadable(sub.problem)
+    parts = parts or ("submitted", sub.student, sub.assignment, sub.path.name)
+    raw = read_beneath(course_dir, parts, MAX_NOTEBOOK_BYTES)
+    return parse(raw)
+
+
+def parse(raw: bytes) -> list[dict]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -100,6 +203,8 @@ def read(path: Path) -> NotebookNode:
                          "it may be corrupted. Download it again from Jupyter.") from None
     try:
         data = json.loads(text)
+    except RecursionError:  # the C parser's own depth bound (the interpreter's recursion limit)
+        raise Unreadable("The notebook file is nested too deeply to be a notebook.") from None
     except json.JSONDecodeError as e:
         if not text.rstrip().endswith("}"):  # every notebook ends with its closing brace
             raise Unreadable("The notebook file is not valid JSON: it ends too early (truncated "
@@ -109,27 +214,44 @@ def read(path: Path) -> NotebookNode:
     if not isinstance(data, dict) or not isinstance(data.get("cells", []), list):
         raise Unreadable("The file is JSON but not a notebook (no list of cells).")
     version = data.get("nbformat")
-    if version != 4 and not (version == 3 and "worksheets" in data):
+    if version == 3 and isinstance(data.get("worksheets"), list):
+        data = _from_v3(text)
+    elif version != 4:
         raise Unreadable(f"The notebook has format version {version!r}; only version 4 (what "
                          "Jupyter writes today) can be graded.")
+    return [_cell(c) for c in data.get("cells", [])]
+
+
+def _from_v3(text: str) -> dict:
     try:
-        # nbformat.reads would parse the text again and run the JSON schema over it only to log
-        # what it finds (5-8 ms per notebook); the checks here and in sanitise() are the guard
-        nb = nbjson.to_notebook(data) if version == 4 else nbformat.reads(text, as_version=4)
-    except Exception as e:  # nbformat's own checks: a clear reason, not a crash
-        raise Unreadable(f"The notebook could not be read: {type(e).__name__}: "
-                         f"{str(e)[:200]}") from None
-    for cell in nb.cells:
-        if not isinstance(cell, dict) or not isinstance(cell.get("source", ""), str):
-            raise Unreadable("A cell of the notebook is malformed (no text source).")
-    return nb
+        nb = nbformat.reads(text, as_version=4)
+    except (Exception, RecursionError) as e:  # nbformat's own checks: a clear reason, not a crash
+        raise Unreadable(f"The version-3 notebook could not be converted ({type(e).__name__}).") from None
+    return {"cells": [dict(c) for c in nb.cells]}
 
 
-def sanitise(submitted: NotebookNode, source: NotebookNode) -> list[Cell]:
+def _cell(c: Any) -> dict:
+    """Only what the grader reads: type, source, nbgrader's grade_id / grade flag."""
+    if not isinstance(c, dict):
+        raise Unreadable("A cell of the notebook is malformed (not an object).")
+    source = c.get("source", "")
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        source = "".join(source)
+    if not isinstance(source, str):
+        raise Unreadable("A cell of the notebook is malformed (no text source).")
+    nbg = _nbgrader(c)
+    grade_id = nbg.get("grade_id")
+    return {"cell_type": c.get("cell_type") if isinstance(c.get("cell_type"), str) else "raw",
+            "source": source, "metadata": {"nbgrader": {
+                "grade_id": grade_id if isinstance(grade_id, str) else None,
+                "grade": nbg.get("grade") is True}}}
+
+
+def sanitise(submitted: list[dict], source: NotebookNode) -> list[Cell]:
     """The cells to run, in order: the student's cells with locked ones restored from source."""
     known = {_nbgrader(c)["grade_id"]: c for c in source.cells if _nbgrader(c).get("grade_id")}
     cells = [dict(cell_type=c.get("cell_type"), source=c.get("source", ""),
-                  grade_id=_nbgrader(c).get("grade_id"), grade=is_grade(c)) for c in submitted.cells]
+                  grade_id=_nbgrader(c).get("grade_id"), grade=is_grade(c)) for c in submitted]
     _deduplicate(cells)
     for c in cells:
         ref = known.get(c["grade_id"])

@@ -1,49 +1,11 @@
-"""Chapter 4 helpers: an answer kind that reads the shapes of known slips, and a numeric Jacobian.
-
-Chapter 4's typical mistakes change the shape of the answer: a dot product (one number) where
-a vector-Jacobian product (a vector) belongs, a whole Jacobian where one row belongs, a
-transposed Jacobian. Plain ``Tensor(shape)`` refuses those as invalid; this kind reads them so
-the judge can diagnose them. They can never be right: the comparison checks the shape first.
-"""
+"""Chapter 4 helpers: the answer kind that reads the shapes of known slips (it lives in
+``autograder.kinds``, which the student runtime ships), and a numeric Jacobian."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
-from autograder.kinds import Invalid, Tensor
 from autograder.numeric import Fn, tensor_gradient, vjp
-from autograder.plain import Plain
-
-
-def _drop_ones(shape: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(s for s in shape if s != 1)
-
-
-@dataclass(frozen=True)
-class TensorOrSlip(Tensor):
-    """``Tensor(shape)``, plus answers whose shape is one of ``slips`` (judged, never right)."""
-
-    slips: tuple[tuple[int, ...], ...] = ()
-
-    def canonical(self, p: Plain) -> torch.Tensor:
-        try:
-            return super().canonical(p)
-        except Invalid:
-            slip = self._slip_shape(p)
-            if slip is None:
-                raise
-            return Tensor(shape=slip).canonical(p)
-
-    def _slip_shape(self, p: Plain) -> tuple[int, ...] | None:
-        if p.get("t") != "array":
-            return None
-        shape = tuple(p["shape"])
-        for slip in self.slips:
-            if shape == slip or _drop_ones(shape) == _drop_ones(slip):
-                return slip
-        return None
 
 
 def fd_jacobian(f: Fn, x: torch.Tensor) -> torch.Tensor:

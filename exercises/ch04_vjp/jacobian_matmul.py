@@ -4,8 +4,9 @@ import torch
 from torch.func import jacrev
 
 from autograder.exercise import Exercise, Wrong
+from autograder.kinds import TensorOrSlip
 
-from ._common import TensorOrSlip, fd_jacobian
+from ._common import fd_jacobian
 
 
 def _t(v: list) -> torch.Tensor:

@@ -6,8 +6,9 @@ import torch
 from torch.func import jacrev
 
 from autograder.exercise import Exercise, Wrong
+from autograder.kinds import TensorOrSlip
 
-from ._common import TensorOrSlip, fd_jacobian
+from ._common import fd_jacobian
 
 # the elementwise functions the variants use, with their derivatives written out by hand
 DERIVATIVES = {

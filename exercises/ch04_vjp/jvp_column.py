@@ -4,8 +4,9 @@ import torch
 from torch.func import jvp
 
 from autograder.exercise import Exercise, Wrong
+from autograder.kinds import TensorOrSlip
 
-from ._common import TensorOrSlip, fd_jacobian, one_hot
+from ._common import fd_jacobian, one_hot
 
 
 def _t(v: list) -> torch.Tensor:

@@ -3,10 +3,8 @@
 import torch
 
 from autograder.exercise import Exercise, Wrong
-from autograder.kinds import Table
+from autograder.kinds import Table, TensorOrSlip
 from autograder.numeric import tensor_gradient
-
-from ._common import TensorOrSlip
 
 N = 5
 ROWS = ("sum", "sum_of_squares")

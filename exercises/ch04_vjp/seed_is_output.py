@@ -3,9 +3,8 @@
 import torch
 
 from autograder.exercise import Exercise, Wrong
+from autograder.kinds import TensorOrSlip
 from autograder.numeric import vjp
-
-from ._common import TensorOrSlip
 
 
 def _x(x0: list[float]) -> torch.Tensor:

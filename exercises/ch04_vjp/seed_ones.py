@@ -3,8 +3,8 @@
 import torch
 
 from autograder.exercise import Exercise, Wrong
+from autograder.kinds import TensorOrSlip
 
-from ._common import TensorOrSlip
 from ._common import square_seed_analytic as analytic
 from ._common import square_seed_finite_diff as finite_diff
 from ._common import square_seed_reference as reference

@@ -1,0 +1,150 @@
+"""Read a student's answer as plain data, at the shown values and at other parameter values.
+
+Student side: runs in the notebook kernel (``grade()``, ``check()``) and in the grading
+sandbox, with the same loop (``read_all``). It executes an exercise's setup code and the
+student's answer cell in a copy of the namespace, then turns the answer into plain data.
+Nothing here decides whether an answer is right, and nothing here knows a reference.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import re
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from .checkdata import AnswerSpec
+from .plain import Plain, to_plain
+
+FROM_NAMESPACE = object()  # read the answer from the namespace, not from an explicit value
+
+
+def _error(e: BaseException) -> Plain:
+    why = getattr(e, "why", None)  # the sandbox's per-cell timers say which budget ran out
+    if isinstance(why, str):
+        return {"t": "limit", "why": why}
+    if isinstance(e, MemoryError):
+        return {"t": "limit", "why": "memory"}
+    if isinstance(e, RecursionError):
+        return {"t": "limit", "why": "recursion"}
+    return {"t": "error", "v": type(e).__name__, "text": str(e)[:300]}
+
+
+def read_answer(spec: AnswerSpec, ns: dict[str, Any], value: Any = FROM_NAMESPACE) -> Plain:
+    """The answer as plain data: the variable's value, or the function's result on the inputs
+    (``spec.call`` evaluated in ``ns``, which holds the setup's inputs)."""
+    if value is FROM_NAMESPACE:
+        if spec.answer not in ns:
+            return {"t": "missing", "why": "no_variable"}
+        value = ns[spec.answer]
+    if value is Ellipsis:
+        return {"t": "ellipsis"}
+    if spec.is_function:
+        if not callable(value):
+            return {"t": "missing", "why": "not_callable"}
+        local = dict(ns)
+        local[spec.answer] = value
+        try:
+            with quiet():
+                value = eval(spec.call, local)  # noqa: S307 - this is the student's side
+        except Exception as e:  # the student's function failed: a reason, not a crash
+            return _error(e)
+        if value is Ellipsis:
+            return {"t": "ellipsis"}
+    return to_plain(value)
+
+
+def read_shown(spec: AnswerSpec, ns: dict[str, Any], value: Any = FROM_NAMESPACE) -> Plain:
+    """The answer at the shown values. A function answer is called on the shown setup's inputs,
+    made afresh, so whatever the notebook did to its own copies does not matter."""
+    if value is FROM_NAMESPACE:
+        if spec.answer not in ns:
+            return {"t": "missing", "why": "no_variable"}
+        value = ns[spec.answer]
+    if not spec.is_function or value is Ellipsis:
+        return read_answer(spec, {}, value)
+    local: dict[str, Any] = {}
+    try:
+        with quiet():
+            exec("import torch", local)  # noqa: S102
+            exec(spec.setups[0], local)  # noqa: S102 - the exercise's own setup code
+    except Exception as e:
+        return _error(e)
+    return read_answer(spec, local, value)
+
+
+def at_params(spec: AnswerSpec, ns: dict[str, Any], answer_source: str, setup: str) -> Plain:
+    """Re-run a variant's setup + the answer cell in a copy of ``ns``, then read the answer."""
+    local = dict(ns)
+    try:
+        with quiet():
+            exec(setup, local)  # noqa: S102
+            exec(compile(answer_source, "<answer>", "exec"), local)  # noqa: S102
+    except Exception as e:
+        return _error(e)
+    return read_answer(spec, local)
+
+
+def read_all(spec: AnswerSpec, ns: dict[str, Any], history: list[str], *,
+             value: Any = FROM_NAMESPACE,
+             around: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+             cell_errors: dict[str, str] | None = None) -> list[Plain]:
+    """One plain answer per setup in ``spec``: the shown answer, then the answer cell (found in
+    ``history``) re-run at each other variant. ``around`` wraps each read (the sandbox's
+    per-cell timers); ``cell_errors`` maps a cell's source to the exception it raised."""
+    answers: list[Plain] = []
+    source = answer_cell_from_history(spec.answer, history) if len(spec.setups) > 1 or \
+        cell_errors else None
+    try:
+        with around():
+            answers.append(read_shown(spec, ns, value))
+        if answers[0].get("why") == "no_variable" and cell_errors and source in cell_errors:
+            answers[0] = {"t": "missing", "why": "answer_cell_raised", "error": cell_errors[source]}
+        for setup in spec.setups[1:]:
+            if source is None:
+                answers.append({"t": "missing", "why": "no_answer_cell"})
+                continue
+            with around():
+                answers.append(at_params(spec, ns, source, setup))
+    except BaseException as e:  # noqa: BLE001 - a timer, or a student object raising anything
+        answers.append(_error(e))
+    answers += [{"t": "missing", "why": "not_reached"}] * (len(spec.setups) - len(answers))
+    return answers
+
+
+@contextlib.contextmanager
+def quiet():
+    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()), \
+            contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        yield
+
+
+def assigns(source: str, name: str) -> bool:
+    """Does this cell bind ``name`` at top level (assignment, def, import, for, with)?"""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name:
+            return True
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Store):
+                return True
+    return False
+
+
+_SELF_CHECK = re.compile(r"(?<!\w)check\(")
+
+
+def answer_cell_from_history(name: str, history: list[str]) -> str | None:
+    """The last executed cell (before the current one) that binds the answer name."""
+    for source in reversed(history[:-1]):
+        # the self-check cell calls check(...); an answer calling gradcheck(...) is still an answer
+        if assigns(source, name) and not _SELF_CHECK.search(source):
+            return source
+    return None

@@ -1,0 +1,129 @@
+"""Check data: what judging one exercise needs, as data rather than exercise code.
+
+Student side. A ``Check`` holds the answer kind, the reference answer and the known wrong
+answers (as canonical values) for some of the exercise's variants, and each wrong answer's
+misconception, explanation and hint. The student runtime ships the checks at the shown values
+only, as JSON (``_data/checks.json``); the full package computes them from the exercise units
+(``autograder.answer_key``, trusted side), at the hidden variants too. ``get`` is the one
+accessor both use, so the judge never needs to know which it runs in.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .kinds import Canonical, Kind, canonical_from_json, canonical_to_json, kind_from_json, kind_to_json
+
+DATA_FILE = Path(__file__).with_name("_data") / "checks.json"
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class WrongInfo:
+    """What a known wrong answer reveals (its value lives in each ``Variant``)."""
+
+    misconception: str
+    name: str  # the misconception's short name, from the catalogue
+    explanation: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class Variant:
+    reference: Canonical
+    wrong: tuple[tuple[int, Canonical], ...]  # (index into Check.wrong, canonical value)
+
+
+@dataclass(frozen=True)
+class AnswerSpec:
+    """How to read an exercise's answer: its name, the call for function answers, and the
+    setup code of each variant to run (the shown values first)."""
+
+    answer: str
+    call: str | None
+    setups: tuple[str, ...]
+
+    @property
+    def is_function(self) -> bool:
+        return self.call is not None
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    title: str
+    chapter: int
+    points: float
+    kind: Kind
+    spec: AnswerSpec
+    variants: tuple[Variant, ...]  # the shown values first
+    wrong: tuple[WrongInfo, ...]
+
+
+def to_json(check: Check) -> dict[str, Any]:
+    return {
+        "id": check.id, "title": check.title, "chapter": check.chapter, "points": check.points,
+        "kind": kind_to_json(check.kind),
+        "answer": check.spec.answer, "call": check.spec.call, "setups": list(check.spec.setups),
+        "variants": [{"reference": canonical_to_json(v.reference),
+                      "wrong": [[i, canonical_to_json(c)] for i, c in v.wrong]} for v in check.variants],
+        "wrong": [[w.misconception, w.name, w.explanation, w.hint] for w in check.wrong],
+    }
+
+
+def from_json(data: dict[str, Any]) -> Check:
+    kind = kind_from_json(data["kind"])
+    return Check(
+        id=str(data["id"]), title=str(data["title"]), chapter=int(data["chapter"]),
+        points=float(data["points"]), kind=kind,
+        spec=AnswerSpec(str(data["answer"]), data["call"], tuple(str(s) for s in data["setups"])),
+        variants=tuple(Variant(canonical_from_json(kind, v["reference"]),
+                               tuple((int(i), canonical_from_json(kind, c)) for i, c in v["wrong"]))
+                       for v in data["variants"]),
+        wrong=tuple(WrongInfo(*map(str, w)) for w in data["wrong"]),
+    )
+
+
+@cache
+def _bundled() -> dict[str, dict[str, Any]] | None:
+    """The runtime's data file, if this is the student runtime."""
+    if not DATA_FILE.exists():
+        return None
+    data = json.loads(DATA_FILE.read_text())
+    if data.get("format") != FORMAT:
+        raise RuntimeError(f"{DATA_FILE} has format {data.get('format')!r}; this runtime reads {FORMAT}")
+    return data["exercises"]
+
+
+def _answer_key() -> Any:
+    """The trusted computation from exercise units (absent from the runtime and the sandbox)."""
+    try:
+        return importlib.import_module("autograder.answer_key")
+    except ImportError:
+        return None
+
+
+def ids() -> list[str]:
+    """The exercises this installation can check."""
+    bundled = _bundled()
+    if bundled is not None:
+        return list(bundled)
+    key = _answer_key()
+    return key.ids() if key is not None else []
+
+
+@cache
+def get(exercise_id: str) -> Check:
+    """The check of an exercise: every variant this installation has (``KeyError`` if none)."""
+    bundled = _bundled()
+    if bundled is not None:
+        return from_json(bundled[exercise_id])
+    key = _answer_key()
+    if key is None:
+        raise KeyError(exercise_id)
+    return key.check_for(exercise_id)

@@ -1,0 +1,237 @@
+"""The contract between the grading sandbox and the trusted judge, and the results files.
+
+Every byte the sandbox sends is hostile until this module has read it: each message is parsed
+with a size bound, checked field by field, and rebuilt from the grader's own values (fixed
+codes, bounded numbers, identifiers). Nothing a child writes reaches results, feedback or the
+report as free text. The worker, scoring, store, report and feedback all use these types.
+
+Parent -> child, once, on the job pipe (``encode_job`` / ``decode_job``)::
+
+    {"cells": [{"kind": "code" | "markdown" | "raw", "source": str, "exercise": str | null}],
+     "specs": {exercise_id: {"answer": str, "call": str | null, "setups": [str, ...]}}}
+
+Child -> parent, one JSON line each (``parse_message``)::
+
+    {"type": "ready"}                                       set up; student code runs next
+    {"type": "cell", "cell": int, "why": LIMIT}            a cell stopped by a limit
+    {"type": "answers", "exercise": str, "cell": int, "answers": [plain, ...]}
+    {"type": "done"}
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from .checkdata import AnswerSpec
+
+MAX_LINE_BYTES = 2 * 2**20
+MAX_ELEMENTS = 100_000
+MAX_DEPTH = 6
+LIMIT_CODES = ("cpu", "wall", "memory", "recursion")
+MISSING_CODES = ("no_variable", "answer_cell_raised", "not_callable", "no_answer_cell", "not_reached")
+ERROR_NAMES = frozenset(n for n, v in vars(builtins).items()
+                        if isinstance(v, type) and issubclass(v, BaseException))
+DTYPES = frozenset({"int", "float", "bool", "float16", "bfloat16", "float32", "float64", "int8", "int16",
+                    "int32", "int64", "uint8", "uint16", "uint32", "uint64", "complex64", "complex128"})
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,79}")
+_EXERCISE_ID = re.compile(r"[a-z0-9_]{1,60}")
+_UNSUPPORTED = {"t": "unsupported"}
+
+
+# --- the job ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class JobCell:
+    kind: str
+    source: str
+    exercise: str | None  # set on grade cells: read the answers here instead of running it
+
+
+@dataclass(frozen=True)
+class Job:
+    cells: tuple[JobCell, ...]
+    specs: dict[str, AnswerSpec]
+
+
+def encode_job(job: Job) -> bytes:
+    return json.dumps({
+        "cells": [{"kind": c.kind, "source": c.source, "exercise": c.exercise} for c in job.cells],
+        "specs": {eid: {"answer": s.answer, "call": s.call, "setups": list(s.setups)}
+                  for eid, s in job.specs.items()},
+    }).encode()
+
+
+def decode_job(data: bytes) -> Job:
+    raw = json.loads(data)
+    specs = {str(eid): AnswerSpec(str(s["answer"]), None if s["call"] is None else str(s["call"]),
+                                  tuple(str(x) for x in s["setups"]))
+             for eid, s in raw["specs"].items()}
+    cells = tuple(JobCell(str(c["kind"]), str(c["source"]),
+                          c["exercise"] if c["exercise"] in specs else None) for c in raw["cells"])
+    return Job(cells, specs)
+
+
+# --- messages from the child ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Ready:
+    pass
+
+
+@dataclass(frozen=True)
+class CellStopped:
+    cell: int
+    why: str  # one of LIMIT_CODES
+
+
+@dataclass(frozen=True)
+class Answers:
+    exercise: str
+    cell: int
+    answers: tuple[dict, ...]
+
+
+@dataclass(frozen=True)
+class Done:
+    pass
+
+
+Message = Ready | CellStopped | Answers | Done
+
+
+def parse_message(line: bytes, expected: dict[str, int]) -> Message | None:
+    """One line from a child, or None when it is not a well-formed message of the contract.
+
+    ``expected`` maps each exercise of the job to how many answers it must carry.
+    """
+    if len(line) > MAX_LINE_BYTES:
+        return None
+    try:
+        raw = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(raw, dict):
+        return None
+    kind = raw.get("type")
+    if kind == "ready":
+        return Ready()
+    if kind == "done":
+        return Done()
+    cell = raw.get("cell")
+    if type(cell) is not int or not 0 <= cell < 1_000_000:
+        return None
+    if kind == "cell":
+        why = raw.get("why")
+        return CellStopped(cell, why) if why in LIMIT_CODES else None
+    if kind == "answers":
+        exercise, answers = raw.get("exercise"), raw.get("answers")
+        if exercise not in expected or type(answers) is not list or len(answers) != expected[exercise]:
+            return None
+        return Answers(exercise, cell, tuple(clean_plain(a) for a in answers))
+    return None
+
+
+def clean_plain(p: Any, depth: int = 0) -> dict:
+    """A plain value rebuilt from the grader's own pieces: known tags, bounded numbers and
+    sizes, identifiers from a fixed pattern or set. Anything else reads as unsupported."""
+    if type(p) is not dict or depth > MAX_DEPTH:
+        return dict(_UNSUPPORTED)
+    t = p.get("t")
+    if t in ("none", "ellipsis", "function", "unsupported"):
+        return {"t": t}
+    if t == "bool":
+        return {"t": "bool", "v": p.get("v") is True}
+    if t == "array":
+        return _clean_array(p)
+    if t == "str":
+        v = p.get("v")
+        return {"t": "str", "v": v[:200]} if type(v) is str else dict(_UNSUPPORTED)
+    if t in ("exception", "error"):
+        v = p.get("v")
+        return {"t": t, "v": v if v in ERROR_NAMES else "Exception"}
+    if t == "node":
+        v = p.get("v")
+        return {"t": "node", "v": v} if type(v) is str and _IDENT.fullmatch(v) else dict(_UNSUPPORTED)
+    if t == "missing":
+        why = p.get("why")
+        out = {"t": "missing", "why": why if why in MISSING_CODES else "no_variable"}
+        if why == "answer_cell_raised":
+            out["error"] = p.get("error") if p.get("error") in ERROR_NAMES else "Exception"
+        return out
+    if t == "limit":
+        return {"t": "limit", "why": p.get("why") if p.get("why") in LIMIT_CODES else "cpu"}
+    if t == "dict":
+        v = p.get("v")
+        if type(v) is not dict or len(v) > 50:
+            return dict(_UNSUPPORTED)
+        return {"t": "dict", "v": {k[:80]: clean_plain(x, depth + 1) for k, x in v.items() if type(k) is str}}
+    if t == "list":
+        v = p.get("v")
+        if type(v) is not list or len(v) > 1000:
+            return dict(_UNSUPPORTED)
+        return {"t": "list", "v": [clean_plain(x, depth + 1) for x in v]}
+    return dict(_UNSUPPORTED)
+
+
+def _clean_array(p: dict) -> dict:
+    shape, dtype, values = p.get("shape"), p.get("dtype"), p.get("v")
+    if type(shape) is not list or len(shape) > 8 or not all(type(n) is int and 0 <= n <= MAX_ELEMENTS
+                                                              for n in shape):
+        return dict(_UNSUPPORTED)
+    if math.prod(shape) > MAX_ELEMENTS:
+        return dict(_UNSUPPORTED)
+    try:
+        clean = _numbers(values, shape)
+    except (TypeError, ValueError):
+        return dict(_UNSUPPORTED)
+    return {"t": "array", "shape": list(shape), "dtype": dtype if dtype in DTYPES else "float", "v": clean}
+
+
+def _numbers(v: Any, shape: list[int]) -> Any:
+    """The nested list checked against its shape, each leaf a float or a spelled-out special."""
+    if not shape:
+        if type(v) in (float, int) and type(v) is not bool:
+            return float(v)
+        if v in ("nan", "inf", "-inf"):
+            return v
+        raise ValueError("not a number")
+    if type(v) is not list or len(v) != shape[0]:
+        raise ValueError("shape mismatch")
+    return [_numbers(u, shape[1:]) for u in v]
+
+
+def encode_message(message: dict) -> bytes:
+    return (json.dumps(message, allow_nan=False) + "\n").encode()
+
+
+# --- results files ----------------------------------------------------------------------------
+
+class ExerciseResult(TypedDict):
+    id: str
+    points: float
+    max_points: float
+    verdict: str  # a key of autograder.feedback.VERDICTS, or "manual"
+    score: float
+    misconception: str | None
+    message: str
+
+
+class SubmissionResult(TypedDict, total=False):
+    student: str
+    assignment: str
+    status: str  # "graded", or "failed" when the notebook could not be read (the student's)
+    reason: str  # the grader's own words, built from codes
+    score: float
+    max_score: float
+    graded_at: str
+    duration_s: float
+    exercises: list[ExerciseResult]
+
+
+def exercise_id_ok(value: Any) -> bool:
+    return type(value) is str and _EXERCISE_ID.fullmatch(value) is not None

@@ -1,0 +1,250 @@
+"""One submission in one forked child of the zygote: the only place student code runs.
+
+Order matters: start a session and close every inherited descriptor but the two pipes; enter a
+private mount namespace (size-limited, empty /tmp, /var/tmp and /dev/shm of its own; the course,
+the exercise units and the package checkout hidden); set limits; become the submission's own
+uid; scrub the environment. Only then is the job read from its pipe: the sanitised cells and,
+per exercise, the setup code of each variant to run. The child answers in typed messages
+(``autograder.contract``); it never judges, and a lie told here is only data to the parent.
+"""
+
+from __future__ import annotations
+
+import ast
+import ctypes
+import os
+import resource
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ..answers import read_all
+from ..contract import Job, decode_job, encode_message
+from .limits import CellTimeout, CellTimers, Limits
+
+MAX_JOB_BYTES = 64 * 2**20
+
+# exit codes: the parent records a child that never said "ready" as not graded (not its fault)
+EXIT_SETUP_FAILED = 4
+
+_CLONE_NEWNS = 0x00020000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REC, _MS_PRIVATE = 0x4000, 0x40000
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    limits: Limits
+    hide: tuple[str, ...]  # folders that must look empty to student code
+    root: bool  # True when children can switch uid and mount (the grader runs as root)
+
+
+def run(job_fd: int, answer_fd: int, uid: int, config: SandboxConfig, shell: Any,
+        guard: Any) -> NoReturn:
+    """Grade one submission in this forked process, then ``os._exit``."""
+    send = _sender(answer_fd)
+    try:
+        _isolate(job_fd, answer_fd)
+        if config.root:
+            _private_mounts(config, uid)
+        _limit(config.limits, uid, config.root)
+        _scrub_env()
+        job = decode_job(_read_all(job_fd))
+        os.close(job_fd)
+    except BaseException:  # noqa: BLE001 - nothing of the student's ran yet: the grader's failure
+        os._exit(EXIT_SETUP_FAILED)
+    code = 0
+    try:
+        send({"type": "ready"})
+        _run(job, shell, guard, send, config.limits)
+        send({"type": "done"})
+    except BaseException:  # noqa: BLE001 - whatever happens, the parent reads what was sent
+        code = 3
+    os._exit(code)
+
+
+def _isolate(job_fd: int, answer_fd: int) -> None:
+    os.setsid()  # own process group: the parent kills the whole group
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    keep = sorted({0, 1, 2, job_fd, answer_fd})
+    for low, high in zip(keep, [*keep[1:], max(65536, os.sysconf("SC_OPEN_MAX"))], strict=True):
+        os.closerange(low + 1, high)  # the zygote's control socket, anything else inherited
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-big file is an OSError, not a death
+
+
+def _libc() -> Any:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _mount(libc: Any, source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+    if libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+                  data.encode() if data else None) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
+
+
+def _private_mounts(config: SandboxConfig, uid: int) -> None:
+    """A mount namespace of its own: private scratch space, the trusted side's folders hidden."""
+    libc = _libc()
+    if libc.unshare(_CLONE_NEWNS) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
+    _mount(libc, "none", "/", None, _MS_REC | _MS_PRIVATE, None)  # nothing propagates back
+    for path in config.hide:
+        if os.path.isdir(path):
+            _mount(libc, "gradtutor-hidden", path, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                   "size=4k,mode=0555")
+    flags = _MS_NOSUID | _MS_NODEV
+    owner = f"uid={uid},gid={uid},mode=0700"
+    _mount(libc, "gradtutor-tmp", "/tmp", "tmpfs", flags, f"size={config.limits.scratch_mib}m,{owner}")
+    for path in ("/var/tmp", "/dev/shm"):
+        if os.path.isdir(path):
+            _mount(libc, "gradtutor-tmp", path, "tmpfs", flags, f"size=16m,{owner}")
+    os.chdir("/tmp")
+
+
+def _limit(limits: Limits, uid: int, root: bool) -> None:
+    mib = 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (_vm_size() + limits.memory_mib * mib,) * 2)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mib * mib,) * 2)
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.notebook_seconds + 5,) * 2)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if root:  # RLIMIT_NPROC does not bind root: become the submission's own nobody first
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes,) * 2)
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+
+
+def _vm_size() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmSize:"):
+            return int(line.split()[1]) * 1024
+    return 4 * 2**30
+
+
+def _scrub_env() -> None:
+    # nothing says "grading": no NBGRADER_EXECUTION, no course paths, no tokens of the parent
+    keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL") if k in os.environ}
+    os.environ.clear()
+    os.environ.update(keep, HOME="/tmp", MPLBACKEND="Agg", MPLCONFIGDIR="/tmp", OMP_NUM_THREADS="1")
+
+
+def _read_all(fd: int) -> bytes:
+    chunks, size = [], 0
+    while chunk := os.read(fd, 1 << 20):
+        size += len(chunk)
+        if size > MAX_JOB_BYTES:
+            raise ValueError("job too large")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _sender(fd: int):
+    write = os.write  # bound now: student code cannot swap it out
+
+    def send(message: dict) -> None:
+        data = encode_message(message)
+        while data:
+            data = data[write(fd, data):]
+
+    return send
+
+
+def _run(job: Job, shell: Any, guard: Any, send, limits: Limits) -> None:
+    history: list[str] = [""]
+    errors: dict[str, str] = {}  # a failed cell's source -> the exception's class name
+    for index, cell in enumerate(job.cells):
+        if cell.exercise is not None:
+            guard.restore()
+            spec = job.specs[cell.exercise]
+            answers = read_all(spec, shell.user_ns, history + [cell.source],
+                               around=lambda: CellTimers(limits), cell_errors=errors)
+            send({"type": "answers", "exercise": cell.exercise, "cell": index, "answers": answers})
+            continue
+        if cell.kind != "code" or not cell.source.strip():
+            continue
+        parsed = _as_python(shell, cell.source)
+        history.append(parsed[0] if parsed is not None else cell.source)
+        try:
+            with CellTimers(limits):
+                error = _execute(shell, cell.source, parsed)
+        except CellTimeout as timeout:
+            error = timeout
+        if error is not None:  # report with the grader's own tools, whatever the cell patched
+            guard.restore()
+            errors[history[-1]] = type(error).__name__
+            why = _limit_code(error)
+            if why is not None:
+                send({"type": "cell", "cell": index, "why": why})
+
+
+def _limit_code(error: BaseException) -> str | None:
+    if isinstance(error, CellTimeout):
+        return error.why
+    if isinstance(error, MemoryError):
+        return "memory"
+    if isinstance(error, RecursionError):
+        return "recursion"
+    return None
+
+
+def _as_python(shell: Any, source: str) -> tuple[str, ast.Module] | None:
+    """The cell as Python and its syntax tree: itself when it parses (most cells; IPython's
+    token-level transforms cost 0.25 ms a cell), else what IPython makes of its magics; None
+    if neither parses (IPython's ``run_cell`` then reports the error)."""
+    try:
+        return source, ast.parse(source)
+    except (SyntaxError, ValueError):
+        pass
+    try:
+        code = shell.transform_cell(source)
+        return code, ast.parse(code)
+    except Exception:  # a syntax error is the student's: IPython reports it when run
+        return None
+
+
+def _execute(shell: Any, source: str, parsed: tuple[str, ast.Module] | None) -> BaseException | None:
+    """Run a cell as IPython's ``run_cell`` does, without the machinery nobody reads here.
+
+    ``parsed`` is the cell as Python and its tree (``_as_python``: magics become
+    ``get_ipython()`` calls). The statements run in the shell's namespace with its builtins
+    (``display``, ``get_ipython``), and a final expression goes through the display hook, so
+    ``_``, ``In`` and ``Out`` are set as in a kernel; events, AST transformers and tracebacks
+    are skipped (20-40 ms per notebook). A syntax error or top-level ``await`` goes to
+    ``run_cell``.
+    """
+    if parsed is None:
+        return _run_cell(shell, source)
+    code, tree = parsed
+    body = list(tree.body)
+    last = body.pop() if body and isinstance(body[-1], ast.Expr) else None
+    try:
+        statements = compile(ast.Module(body, []), "<cell>", "exec")
+        shown = compile(ast.Interactive([last]), "<cell>", "single") if last else None
+    except (SyntaxError, ValueError):  # e.g. top-level await, which run_cell supports
+        return _run_cell(shell, source)
+    # as run_cell does: In, _i (and the ';' that silences a result) see this cell, Out[n] its result
+    shell.history_manager.store_inputs(shell.execution_count, code, source)
+    try:
+        with shell.builtin_trap, shell.display_trap:
+            exec(statements, shell.user_ns)  # noqa: S102 - the student's cell, in the sandbox
+            if shown is not None:
+                exec(shown, shell.user_ns)  # noqa: S102
+    except CellTimeout:
+        raise
+    except BaseException as e:  # noqa: BLE001 - like run_cell: SystemExit, errors all recorded
+        return e
+    finally:
+        shell.execution_count += 1
+    return None
+
+
+def _run_cell(shell: Any, source: str) -> BaseException | None:
+    result = shell.run_cell(source, store_history=True, silent=False)
+    return result.error_in_exec or result.error_before_exec
