@@ -21,11 +21,13 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from autograder import registry
 from autograder.build import cells
+from autograder.contract import Ready, parse_message
 from autograder.grading import feedback, forkserver, scoring, store, submission
-from autograder.grading.forkserver import Outcome, _parse
+from autograder.grading.forkserver import Outcome
 from autograder.grading.submission import Submission, Unreadable
-from autograder.grading.worker import Snapshot, uid_block
 from autograder.plain import to_plain
+from autograder.sandbox.limits import Limits, uid_block
+from autograder.sandbox.zygote import Snapshot
 from autograder.selfcheck import grade
 
 EX = registry.all_exercises()[0]
@@ -52,19 +54,18 @@ def ids(cs: list[submission.Cell]) -> list[str | None]:
     (b'{"cells": [], "nbformat": 4, "nbformat_minor": 5, "metadata": {"x": "\xff"}}', "not UTF-8"),
     (b'[1, 2, 3]', "not a notebook"),
 ])
-def test_unreadable_files_get_a_reason(tmp_path: Path, data: bytes, reason: str) -> None:
-    path = tmp_path / "nb.ipynb"
-    path.write_bytes(data)
+def test_unreadable_files_get_a_reason(data: bytes, reason: str) -> None:
     with pytest.raises(Unreadable, match=reason):
-        submission.read(path)
+        submission.parse(data)
 
 
-def test_enormous_file_is_refused_before_parsing(tmp_path: Path, monkeypatch) -> None:
+def test_enormous_file_is_refused_while_reading(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(submission, "MAX_NOTEBOOK_BYTES", 1000)
-    path = tmp_path / "nb.ipynb"
+    (tmp_path / "submitted" / "ann" / "ch").mkdir(parents=True)
+    path = tmp_path / "submitted" / "ann" / "ch" / "nb.ipynb"
     path.write_text(nbformat.writes(source_nb()) + " " * 2000)
-    with pytest.raises(Unreadable, match="the limit is"):
-        submission.read(path)
+    with pytest.raises(Unreadable, match="the limit"):
+        submission.read(Submission("ann", "ch", "nb", path), tmp_path)
 
 
 # --- sanitising: what nbgrader's OverwriteCells/DeduplicateIds/add_missing_cells do ------------
@@ -78,7 +79,7 @@ def test_locked_cells_are_restored_and_answers_kept() -> None:
             c["source"] = "1.0  # forged"
         if gid == f"{EX.id}-answer":
             c["source"] = "my answer"
-    out = submission.sanitise(nbformat.from_dict(sub), src)
+    out = submission.sanitise(nbformat.from_dict(sub).cells, src)
     by_id = {c.grade_id: c for c in out if c.grade_id}
     assert by_id[EX.id].source == next(c.source for c in src.cells
                                        if c.metadata.get("nbgrader", {}).get("grade_id") == EX.id)
@@ -90,7 +91,7 @@ def test_deleted_grade_cell_comes_back_after_its_answer() -> None:
     src = source_nb()
     sub = nbformat.from_dict(json.loads(nbformat.writes(src)))
     sub.cells = [c for c in sub.cells if c.metadata.get("nbgrader", {}).get("grade_id") != EX.id]
-    out = submission.sanitise(sub, src)
+    out = submission.sanitise(sub.cells, src)
     assert ids(out).index(EX.id) == ids(out).index(f"{EX.id}-answer") + 1
 
 
@@ -102,7 +103,7 @@ def test_duplicates_keep_the_last_and_retyped_cells_are_restored() -> None:
     copy = nbformat.from_dict(json.loads(json.dumps(grade_cell)))
     sub.cells.insert(1, copy)  # an early forged copy
     grade_cell.cell_type = "markdown"
-    out = submission.sanitise(sub, src)
+    out = submission.sanitise(sub.cells, src)
     assert ids(out).count(EX.id) == 1
     assert out[1].grade_id is None and out[1].exercise is None  # the early copy: ordinary cell
     restored = next(c for c in out if c.grade_id == EX.id)
@@ -114,14 +115,18 @@ def test_unknown_grade_ids_are_ordinary_cells() -> None:
     sub = nbformat.from_dict(json.loads(nbformat.writes(src)))
     sub.cells.append(new_code_cell("x = 1", metadata={"nbgrader": {"grade": True, "grade_id": "zzz",
                                                                    "points": 99}}))
-    out = submission.sanitise(sub, src)
+    out = submission.sanitise(sub.cells, src)
     assert out[-1].grade_id is None and out[-1].exercise is None
 
 
 # --- the trusted side ---------------------------------------------------------------------------
 
 def outcome(*messages: dict, ended: str = "") -> Outcome:
-    return Outcome(Submission("s", "a", "nb", Path("nb.ipynb")), list(messages), ended, 0.1)
+    """What the parent keeps of these lines from a child: only messages of the contract."""
+    expected = {EX.id: len(EX.variants())}
+    typed = [parse_message(json.dumps(m).encode(), expected) for m in messages]
+    return Outcome(Submission("s", "a", "nb", Path("nb.ipynb")),
+                   [Ready(), *(m for m in typed if m is not None)], ended, duration_s=0.1)
 
 
 def reference_answers() -> list[dict]:
@@ -132,44 +137,66 @@ def reference_answers() -> list[dict]:
 
 
 def test_right_plain_answers_score_full_as_builtin_floats() -> None:
-    msg = {"type": "answers", "exercise": EX.id, "answers": reference_answers()}
-    result = scoring.result(outcome(msg, {"type": "done"}), source_nb())
+    msg = {"type": "answers", "exercise": EX.id, "cell": 3, "answers": reference_answers()}
+    result = scoring.result(outcome(msg, {"type": "done"}), source_nb(), Limits())
     (entry,) = result["exercises"]
     assert entry["points"] == EX.points and type(entry["points"]) is float
     assert entry["verdict"] == "correct" and result["status"] == "graded"
 
 
 @pytest.mark.parametrize("forged", [
-    {"type": "answers", "exercise": EX.id, "answers": "all right"},
-    {"type": "answers", "exercise": EX.id, "answers": [1.0] * (1 + len(EX.hidden))},
-    {"type": "answers", "exercise": EX.id, "answers": [{"t": "ellipsis"}]},  # too few
-    {"type": "answers", "exercise": "other", "answers": []},
+    {"type": "answers", "exercise": EX.id, "cell": 3, "answers": "all right"},
+    {"type": "answers", "exercise": EX.id, "cell": 3, "answers": [{"t": "ellipsis"}]},  # too few
+    {"type": "answers", "exercise": "other", "cell": 3, "answers": []},
+    {"type": "answers", "exercise": EX.id, "answers": [{"t": "none"}] * (1 + len(EX.hidden))},
     {"type": "score", "exercise": EX.id, "points": 100},
 ])
 def test_malformed_messages_are_ignored_with_a_reason(forged: dict) -> None:
     result = scoring.result(outcome(forged, ended="the notebook's process was killed by SIGKILL"),
-                            source_nb())
+                            source_nb(), Limits())
     (entry,) = result["exercises"]
     assert entry["points"] == 0 and "No answer reached the grader" in entry["message"]
     assert "SIGKILL" in result["reason"]
 
 
-def test_weird_plain_data_is_invalid_not_a_crash() -> None:
-    weird = [{"t": "array", "shape": [10**9], "dtype": "float", "v": "x"}] * (1 + len(EX.hidden))
-    result = scoring.result(outcome({"type": "answers", "exercise": EX.id, "answers": weird}),
-                            source_nb())
-    assert result["exercises"][0]["points"] == 0
+@pytest.mark.parametrize("weird", [
+    {"t": "array", "shape": [10**9], "dtype": "float", "v": "x"},
+    {"t": "array", "shape": [2], "dtype": "float", "v": [1.0]},
+    {"t": "array", "shape": [], "dtype": "<script>", "v": True},
+    {"t": "dict", "v": {"x": {"t": "dict", "v": {"grad": {"t": "array"}}}}},
+    {"t": "eval", "v": "__import__('os')"},
+    "a string", 7, None,
+])
+def test_weird_plain_data_is_invalid_not_a_crash(weird: object) -> None:
+    answers = [weird] * (1 + len(EX.hidden))
+    result = scoring.result(outcome({"type": "answers", "exercise": EX.id, "cell": 3, "answers": answers}),
+                            source_nb(), Limits())
+    (entry,) = result["exercises"]
+    assert entry["points"] == 0 and entry["verdict"] == "invalid"
 
 
-def test_rejected_notebook_fails_with_its_reason() -> None:
-    result = scoring.result(outcome({"type": "rejected", "reason": "not valid JSON"}), source_nb())
+def test_free_text_from_the_child_never_reaches_the_result() -> None:
+    secret = "ROSTER: ann bob eve"
+    lines = [{"type": "cell", "cell": 1, "error": secret},
+             {"type": "cell", "cell": 2, "why": secret},
+             {"type": "answers", "exercise": EX.id, "cell": 3,
+              "answers": [{"t": "error", "v": secret, "text": secret}] * (1 + len(EX.hidden))},
+             {"type": "crash", "error": secret}]
+    result = scoring.result(outcome(*lines), source_nb(), Limits())
+    assert secret not in json.dumps(result)
+    assert "Your code raised Exception." in result["exercises"][0]["message"]
+
+
+def test_unreadable_notebook_fails_with_its_reason() -> None:
+    result = scoring.result(None, source_nb(), Limits(), unreadable="not valid JSON")
     assert result["status"] == "failed" and result["reason"] == "not valid JSON"
     assert result["score"] == 0 and result["max_score"] == EX.points
 
 
-@pytest.mark.parametrize("line", [b"not json", b"[1, 2]", b"\xff\xfe", b"[" * 100_000])
-def test_parent_accepts_only_json_objects(line: bytes) -> None:
-    assert _parse(line) is None
+@pytest.mark.parametrize("line", [b"not json", b"[1, 2]", b"\xff\xfe", b"[" * 100_000,
+                                  b'{"type": "answers", "exercise": "x", "cell": -1, "answers": []}'])
+def test_parent_accepts_only_messages_of_the_contract(line: bytes) -> None:
+    assert parse_message(line, {"x": 0}) is None
 
 
 # --- in the notebook: grade() for nbgrader -------------------------------------------------------
@@ -204,7 +231,7 @@ def test_snapshot_undoes_monkeypatching() -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="worker uids need root")
 def test_reaper_kills_every_process_of_a_uid_and_says_when_it_is_gone() -> None:
-    uid = uid_block(os.getpid()) + 255  # a worker uid no batch of this process uses
+    uid = uid_block(os.getpid()) + 65_535  # a submission uid no batch of this process reaches
     reaper = forkserver.Reaper()
     ready_r, ready_w = os.pipe()
     pid = os.fork()
@@ -239,10 +266,10 @@ def test_atomic_writes_leave_no_temporary_files(tmp_path: Path) -> None:
 def test_autograded_notebook_is_valid_nbformat_with_the_verdict(tmp_path: Path) -> None:
     # built as plain dicts (no per-cell validation in the parent), so the schema is checked here
     source = source_nb()
-    msg = {"type": "answers", "exercise": EX.id, "answers": reference_answers()}
-    result = scoring.result(outcome(msg, {"type": "done"}), source)
+    msg = {"type": "answers", "exercise": EX.id, "cell": 3, "answers": reference_answers()}
+    result = scoring.result(outcome(msg, {"type": "done"}), source, Limits())
     sub = Submission("ann", "ch", "nb", tmp_path / "nb.ipynb")
-    nb = store.autograded_notebook(submission.sanitise(source, source), source, result)
+    nb = store.autograded_notebook(submission.sanitise(source.cells, source), source, result)
     store.write_autograded(tmp_path, sub, nb)
     written = nbformat.read(tmp_path / "autograded" / "ann" / "ch" / "nb.ipynb", as_version=4)
     nbformat.validate(written)

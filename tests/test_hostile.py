@@ -20,21 +20,22 @@ from pathlib import Path
 
 import pytest
 from hostile import kit
-from hostile.corpus import CASES, Case, Context
+from hostile.corpus import CASES, TOKEN, Case, Context
 
 from autograder.grading.store import gradebook_scores, results_path
-from autograder.grading.worker import uid_block
+from autograder.sandbox.limits import uid_block
 
 pytestmark = pytest.mark.slow
 WORKERS = 2
 LIMITS = "Limits(cell_seconds=3, notebook_seconds=20, memory_mib=1024)"
 CLASSMATE = "zz_classmate"
+EARLY_CLASSMATE = "aa_classmate"  # graded first: writes TOKEN into every answer cell
 
 
 def grade(course: Path, *extra: str) -> subprocess.CompletedProcess:
     """`gradtutor grade` with short limits, as its own process (the batch forks)."""
     code = ("import sys; from pathlib import Path\n"
-            "from autograder.grading.batch import grade_cli\nfrom autograder.grading.worker import Limits\n"
+            "from autograder.grading.batch import grade_cli\nfrom autograder.sandbox.limits import Limits\n"
             f"sys.exit(grade_cli(course_dir=Path({str(course)!r}), assignment=None, workers={WORKERS}, "
             f"csv=None, force={'--force' in extra}, limits={LIMITS}))")
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
@@ -64,10 +65,17 @@ def corpus() -> dict:
     course.chmod(0o755)
     ctx = Context(released, kit.exercises_of(released), course.resolve(), CLASSMATE)
     kit.submit(course, CLASSMATE, chapter, kit.answered(released, kit.solution))
+    token = "".join(TOKEN)
+    kit.submit(course, EARLY_CLASSMATE, chapter,
+               kit.answered(released, lambda ex: f"# {token}\n{kit.solution(ex)}"))
     for case in CASES:
-        kit.submit(course, case.name, chapter, case.make(ctx))
+        path = kit.submit(course, case.name, chapter, case.make(ctx))
+        if case.plant is not None:
+            case.plant(path, ctx)
+    scratch = {d: set(os.listdir(d)) for d in ("/tmp", "/dev/shm", "/var/tmp")}
     log, pid = run(course)
-    yield {"course": course, "chapter": chapter, "exercises": ctx.exercises, "log": log, "pid": pid}
+    yield {"course": course, "chapter": chapter, "exercises": ctx.exercises, "log": log, "pid": pid,
+           "scratch": scratch, "count": len(CASES) + 2}
     shutil.rmtree(course.parent, ignore_errors=True)
 
 
@@ -92,6 +100,8 @@ def test_honest_score(corpus: dict, case: Case) -> None:
     words = result["reason"] + " " + " ".join(e["message"] for e in result["exercises"])
     assert case.reason in words, _explain(result)
     assert case.message in result["exercises"][0]["message"], _explain(result)
+    if case.never:
+        assert case.never not in json.dumps(result)
     for e in result["exercises"]:  # every lost point comes with a reason
         if e["points"] < e["max_points"]:
             assert e["message"].strip(), _explain(result)
@@ -104,10 +114,33 @@ def _explain(result: dict) -> str:
     return "\n".join(lines)
 
 
-def test_the_honest_classmate_is_unharmed(corpus: dict) -> None:
-    result = result_of(corpus, CLASSMATE)
+@pytest.mark.parametrize("student", [CLASSMATE, EARLY_CLASSMATE])
+def test_the_honest_classmates_are_unharmed(corpus: dict, student: str) -> None:
+    result = result_of(corpus, student)
     assert result["score"] == result["max_score"] > 0
     assert result["reason"] == ""
+
+
+def test_the_batch_says_nothing_was_left_ungraded(corpus: dict) -> None:
+    assert "NOT graded" not in corpus["log"]
+
+
+def test_scratch_space_is_private_and_gone(corpus: dict) -> None:
+    """Files students wrote in /tmp, /dev/shm and /var/tmp (the disk filler, the leak writer)
+    lived in each child's own size-limited tmpfs: nothing is left on the machine."""
+    for folder, before in corpus["scratch"].items():
+        new = {n for n in set(os.listdir(folder)) - before if n.startswith("gradtutor-")}
+        assert not {n for n in new if "leak" in n or "fill" in n}, (folder, new)
+
+
+def test_no_special_file_is_copied(corpus: dict) -> None:
+    """A timestamp.txt linking to /etc/shadow or /dev/zero is not read: what autograded/ holds
+    is a time the grader wrote, or nothing."""
+    slug = corpus["chapter"].slug
+    for student in ("shadow_timestamp", "devzero_timestamp", "fifo_timestamp"):
+        stamp = corpus["course"] / "autograded" / student / slug / "timestamp.txt"
+        assert not stamp.exists() or len(stamp.read_bytes()) < 64
+        assert not stamp.exists() or b"root:" not in stamp.read_bytes()
 
 
 def test_every_submission_is_in_the_gradebook(corpus: dict) -> None:
@@ -119,7 +152,8 @@ def test_every_submission_is_in_the_gradebook(corpus: dict) -> None:
 
 
 def test_no_worker_process_survives(corpus: dict) -> None:
-    uids = {str(uid_block(corpus["pid"]) + k) for k in range(WORKERS)}
+    time.sleep(1.5)  # the outliver's grandchild would wake after 1 s
+    uids = {str(uid_block(corpus["pid"]) + k) for k in range(corpus["count"])}
     left = []
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
@@ -132,10 +166,22 @@ def test_no_worker_process_survives(corpus: dict) -> None:
     assert left == []
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="uid switching needs root")
-def test_course_folder_made_private(corpus: dict) -> None:
-    assert corpus["course"].stat().st_mode & 0o077 == 0
-    assert "Made" in corpus["log"] and "private" in corpus["log"]
+def test_course_folder_keeps_its_mode(corpus: dict) -> None:
+    """Nothing is protected by making the course private (teaching assistants need to read it):
+    the sandbox never sees it. The snoop and key_in_modules cases show it cannot."""
+    assert corpus["course"].stat().st_mode & 0o777 == 0o755
+
+
+def test_without_root_the_grader_refuses_in_one_line(tmp_path: Path) -> None:
+    """In a user namespace (uid 0 outside, 65534 inside: no uid switch, no mounts) the grader
+    does not run student code with weaker guarantees: it says how to run it, and stops."""
+    if shutil.which("unshare") is None:
+        pytest.skip("util-linux unshare is not installed")
+    done = subprocess.run(["unshare", "-U", str(Path(sys.executable).parent / "gradtutor"), "grade",
+                           str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "needs root" in lines[0] and "container" in lines[0]
 
 
 # --- nothing lost: SIGKILL the batch grader at random moments, then finish ----------------------
@@ -200,3 +246,38 @@ def test_sigkill_at_random_moments_loses_nothing() -> None:
     assert rows == len(students) * len(kit.exercises_of(kit.released(calm, kit.first_chapter())))
     shutil.rmtree(calm.parent, ignore_errors=True)
     shutil.rmtree(killed.parent, ignore_errors=True)
+
+
+# --- the probes can fail: run where the secrets are, each finds them ----------------------------
+
+PROBE_HOST = '''
+import json, sys
+import nbformat
+cells = json.loads(sys.argv[1])
+secret_text = "".join(("### BEGIN SOL", "UTION"))  # what a source notebook holds
+def grader_frame(source):  # a frame up the stack holding the source notebook, as run_child had
+    ns = {}
+    for code in cells:
+        exec(code, ns)
+    return ns["stole"], ns["probe_done"]
+print(json.dumps(grader_frame(nbformat.from_dict({"cells": [], "metadata": {}, "nbformat": 4,
+                                                  "nbformat_minor": 5, "text": secret_text}))))
+'''
+
+
+@pytest.mark.parametrize("name", ["frames_and_objects", "raw_memory", "key_in_modules"])
+def test_each_probe_finds_the_secrets_where_they_are(name: str, tmp_path: Path) -> None:
+    """The attack cases earn only their first point in the sandbox; run in a process that holds
+    a source notebook (or the answer key), the same probe cells find it."""
+    case = next(c for c in CASES if c.name == name)
+    chapter = kit.first_chapter()
+    released = kit.make_course(tmp_path / "course", chapter)
+    nb = case.make(Context(released, kit.exercises_of(released), tmp_path / "course", CLASSMATE))
+    sources = [c.source for c in nb.cells if c.cell_type == "code"]
+    start = next(i for i, s in enumerate(sources) if s.startswith("NEEDLES = "))
+    end = sources.index("probe_done = True")
+    host = PROBE_HOST if name != "key_in_modules" else "import exercises\n" + PROBE_HOST
+    done = subprocess.run([sys.executable, "-c", host, json.dumps(sources[start:end + 1])],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == [True, True]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import os
+import re
 import sqlite3
 import sys
 import time
@@ -223,7 +224,16 @@ def _load(course_dir: Path, sub: Submission, source: Any, parts: tuple[str, ...]
     except Unreadable as e:
         return None, None, str(e)
     specs = {c.exercise: spec(registry.get(c.exercise)) for c in cells if c.exercise is not None}
-    return cells, Job(tuple(JobCell(c.kind, c.source, c.exercise) for c in cells), specs), ""
+    return cells, Job(tuple(JobCell(c.kind, _job_source(c), c.exercise) for c in cells), specs), ""
+
+
+_HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.M | re.S)
+
+
+def _job_source(cell: Cell) -> str:
+    """What the sandbox gets of a cell: a grade cell is not run there (its answers are read in
+    its place), so it goes empty; no cell carries hidden tests."""
+    return "" if cell.exercise is not None else _HIDDEN_TESTS.sub("", cell.source)
 
 
 def _lesson_imports(sources: dict[str, dict[str, Any]]) -> list[str]:

@@ -99,7 +99,10 @@ def hidden_paths(course_dir: Path | None) -> list[str]:
 
 
 def _around(folder: Path, keep: list[Path], depth: int = 0) -> list[Path]:
-    """``folder`` itself, or, where it holds a path to keep, each of its other sub-folders."""
+    """``folder`` itself, or, where it holds a path to keep, each of its other entries (files
+    too: the sandbox covers a file with an empty one)."""
+    if any(folder.is_relative_to(k) for k in keep):
+        return []
     if not any(k.is_relative_to(folder) for k in keep):
         return [folder]
     if depth > 4:
@@ -109,6 +112,8 @@ def _around(folder: Path, keep: list[Path], depth: int = 0) -> list[Path]:
         for entry in os.scandir(folder):
             if entry.is_dir(follow_symlinks=False):
                 out += _around(Path(entry.path), keep, depth + 1)
+            elif entry.is_file(follow_symlinks=False):
+                out.append(Path(entry.path))
     return out
 
 

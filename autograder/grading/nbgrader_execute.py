@@ -47,17 +47,22 @@ class IsolatedExecute(NbGraderPreprocessor):
             if cell.cell_type != "code":
                 continue
             cell.outputs, cell.execution_count = [], None
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            entry = by_id.get(grade_id) if cell.metadata.get("nbgrader", {}).get("grade") else None
-            if entry is not None:
-                cell.outputs = [
-                    new_output("stream", name="stdout",
-                               text=f"{entry['verdict']}: {entry['message']}\n"),
-                    new_output("execute_result", data={"text/plain": f"{entry['points']!r}"},
-                               execution_count=None)]
+            nbg = cell.metadata.get("nbgrader", {})
+            if nbg.get("grade"):  # every grade cell gets its points: no output would be full marks
+                cell.outputs = _grade_outputs(by_id.get(nbg.get("grade_id")))
         if result.get("reason"):
             self.log.warning("gradtutor: %s", result["reason"])
         return nb, resources
+
+
+def _grade_outputs(entry: dict | None) -> list:
+    """What nbgrader's ``determine_grade`` reads: the points as the cell's result."""
+    if entry is None:
+        text, points = "error: this grade cell got no result from the grader\n", 0.0
+    else:
+        text, points = f"{entry['verdict']}: {entry['message']}\n", entry["points"]
+    return [new_output("stream", name="stdout", text=text),
+            new_output("execute_result", data={"text/plain": repr(float(points))}, execution_count=None)]
 
 
 def _course_dir(resources) -> Path | None:

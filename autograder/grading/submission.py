@@ -131,11 +131,15 @@ def read_beneath(root: Path, parts: tuple[str, ...], cap: int) -> bytes:
             chunks.append(chunk)
             size += len(chunk)
             if size > cap:
-                raise Unreadable(f"{parts[-1]} is larger than {cap / 2**20:.0f} MiB, the limit. "
+                raise Unreadable(f"{parts[-1]} is too large: the limit is {_size(cap)}. "
                                  "Clear large outputs and submit again.")
         return b"".join(chunks)
     finally:
         os.close(file_fd)
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n} bytes"
 
 
 def _why(e: OSError, name: str, *, folder: bool) -> str:

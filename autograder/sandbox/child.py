@@ -30,7 +30,7 @@ EXIT_SETUP_FAILED = 4
 
 _CLONE_NEWNS = 0x00020000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
-_MS_REC, _MS_PRIVATE = 0x4000, 0x40000
+_MS_BIND, _MS_REC, _MS_PRIVATE = 0x1000, 0x4000, 0x40000
 
 
 @dataclass(frozen=True)
@@ -95,10 +95,12 @@ def _private_mounts(config: SandboxConfig, uid: int) -> None:
     if libc.unshare(_CLONE_NEWNS) != 0:
         raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
     _mount(libc, "none", "/", None, _MS_REC | _MS_PRIVATE, None)  # nothing propagates back
-    for path in config.hide:
+    for path in config.hide:  # an empty folder over each folder, an empty file over each file
         if os.path.isdir(path):
             _mount(libc, "gradtutor-hidden", path, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
                    "size=4k,mode=0555")
+        elif os.path.isfile(path):
+            _mount(libc, "/dev/null", path, None, _MS_BIND, None)
     flags = _MS_NOSUID | _MS_NODEV
     owner = f"uid={uid},gid={uid},mode=0700"
     _mount(libc, "gradtutor-tmp", "/tmp", "tmpfs", flags, f"size={config.limits.scratch_mib}m,{owner}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,15 @@ class Context:
     exercises: list[Exercise]
     course: Path  # the course being graded (a notebook may try to read it)
     other_student: str  # a classmate whose submission a notebook may try to read
+
+
+# A classmate graded before the attackers writes this token into every answer cell. It is kept
+# in two halves, so that a probe searching memory never holds the whole token itself.
+TOKEN = ("kq7-classmate", "-secret-19f3")
+# what a child must never find: the solutions and hidden tests of the source notebooks, the
+# classmate's cells, the units' own module names (each split the same way)
+NEEDLES = [("### BEGIN SOL", "UTION"), ("BEGIN HIDDEN", " TESTS"), TOKEN, ("exercises.ch0", "1_graphs")]
+LEAK = "LEAK-" + "7c1e"  # free text a forged message carries: it must reach no result
 
 
 Points = Callable[[list[Exercise]], list[float]]
@@ -61,6 +71,8 @@ class Case:
     reason: str = ""  # must appear in the result's reason (or the exercise messages)
     message: str = ""  # must appear in the first exercise's message
     tags: tuple[str, ...] = field(default_factory=tuple)
+    plant: Callable[[Path, Context], None] | None = None  # changes the submitted folder afterwards
+    never: str = ""  # must appear nowhere in the result
 
 
 # --- building blocks ----------------------------------------------------------------------------
@@ -437,7 +449,7 @@ def _snoop(ctx: Context) -> NotebookNode:
     # right answers only if the notebook can read something it must not
     course = ctx.course
     targets = [course / "gradebook.db", course / "source", course / "submitted" / ctx.other_student,
-               course / "gradtutor" / "results", Path(".."), course]
+               course / "gradtutor" / "results", course]
     probe = ("import os\nfound = []\nfor p in %r:\n    try:\n        if os.path.isdir(p):\n"
              "            found += os.listdir(p)\n        else:\n"
              "            found.append(open(p, 'rb').read(16))\n"
@@ -463,6 +475,266 @@ def _raise_limits(ctx: Context) -> NotebookNode:
             "    try:\n        resource.setrlimit(r, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))\n"
             "    except (ValueError, OSError):\n        pass\n")
     return early(solved(ctx), code)
+
+
+# --- what student code must not reach: probes that earn the first exercise only if they ran ------
+#
+# Each probe runs early and sets ``stole`` when it found anything of the trusted side. The first
+# exercise is answered only when the probe ran to its end (``probe_done``): a probe that crashed
+# or was stopped would show as a lost first point, so a FIRST_ONLY score proves both that the
+# probe really searched and that it found nothing. A probe that found something answers every
+# exercise with the solution, so any leak shows as full marks.
+
+_FIND = (
+    f"NEEDLES = {NEEDLES!r}\n"
+    "def found_in(s):\n"
+    "    for a, b in NEEDLES:\n"
+    "        i = s.find(a)\n"
+    "        while i >= 0:\n"
+    "            if s[i + len(a):i + len(a) + len(b)] == b:\n"
+    "                return True\n"
+    "            i = s.find(a, i + 1)\n"
+    "    return False\n"
+)
+
+
+def _probed(ctx: Context, probes: list[str]) -> NotebookNode:
+    nb = blank(ctx)
+    at = first_code(nb) + 1
+    cells = [new_code_cell(_FIND + "stole = False\nprobe_done = False")]
+    cells += [new_code_cell(p) for p in probes]
+    cells.append(new_code_cell("probe_done = True"))
+    nb.cells[at:at] = cells
+    for k, ex in enumerate(ctx.exercises):
+        at = kit.index(nb, f"{ex.id}-answer")
+        body = "\n".join("    " + line for line in kit.solution(ex).splitlines())
+        flag = "probe_done" if k == 0 else "stole"
+        nb.cells[at].source = f"if {flag}:\n{body}\nelse:\n    {ex.answer} = ..."
+    return nb
+
+
+def _frames_and_objects(ctx: Context) -> NotebookNode:
+    # attack 1: the frames up the stack (the old child was a fork of the grader: run_child's
+    # ``source`` held every solution and hidden test, other frames the roster and the queue)
+    frames = ("import sys\nf = sys._getframe()\nwhile f is not None:\n"
+              "    for scope in (f.f_locals, f.f_globals):\n"
+              "        for v in list(scope.values()):\n"
+              "            if isinstance(v, str) and found_in(v) or type(v).__name__ in (\n"
+              "                    'NotebookNode', 'Exercise', 'Submission', 'Source'):\n"
+              "                stole = True\n"
+              "    for c in f.f_code.co_consts:\n"
+              "        if isinstance(c, str) and found_in(c):\n"
+              "            stole = True\n"
+              "    f = f.f_back\ndel f")
+    # every object the collector tracks, and the strings they hold
+    objects = ("import gc\nfor o in gc.get_objects():\n    t = type(o)\n"
+               "    if t.__name__ in ('NotebookNode', 'Exercise', 'Submission', 'Wrong'):\n"
+               "        stole = True\n"
+               "    elif t is dict:\n"
+               "        if any(type(v) is str and found_in(v) for v in o.values()):\n"
+               "            stole = True\n"
+               "    elif t in (list, tuple):\n"
+               "        if any(type(v) is str and found_in(v) for v in o):\n"
+               "            stole = True\n"
+               "del o")
+    return _probed(ctx, [frames, objects])
+
+
+def _key_in_modules(ctx: Context) -> NotebookNode:
+    # attack 2: the answer key among loaded modules, importable, or on disk next to the package
+    code = ("import sys, importlib, os\n"
+            "for name in list(sys.modules):\n"
+            "    if name.split('.')[0] == 'exercises' or name in ('autograder.registry',\n"
+            "            'autograder.answer_key', 'autograder.exercise', 'autograder.grading.batch'):\n"
+            "        stole = True\n"
+            "for name in ('exercises', 'autograder.answer_key', 'autograder.registry', 'autograder.key'):\n"
+            "    try:\n"
+            "        importlib.import_module(name)\n"
+            "        stole = True\n"
+            "    except Exception:\n"
+            "        pass\n"
+            "import autograder.checkdata as cd\n"
+            "if cd.ids():\n"
+            "    stole = True  # not even the shown values: the sandbox holds no check data\n"
+            "def content(path):\n"
+            "    try:\n"
+            "        with open(path, 'rb') as f:\n"
+            "            return f.read(1)\n"
+            "    except OSError:\n"
+            "        return b''\n"
+            f"for folder in {[str(p) for p in _trusted_folders(ctx)]!r}:\n"
+            "    try:\n"
+            "        names = os.listdir(folder)\n"
+            "    except OSError:\n"
+            "        continue\n"
+            "    if any(content(os.path.join(folder, n)) for n in names):\n"
+            "        stole = True  # a file with something in it (names alone tell nothing)\n")
+    return _probed(ctx, [code])
+
+
+def _trusted_folders(ctx: Context) -> list[Path]:
+    import autograder
+    import exercises
+
+    units = Path(exercises.__file__).parent
+    return [units, units / "ch01_graphs", units.parent, units.parent / "solutions",
+            units.parent / ".git", Path(autograder.__file__).parent, ctx.course,
+            ctx.course / "source", ctx.course / "submitted", Path.home()]
+
+
+def _raw_memory(ctx: Context) -> NotebookNode:
+    # attack 3: the process's own writable memory, read raw (freed memory included): what a fork
+    # of a process that once held a classmate's notebook would still carry
+    setup = ("import ctypes, time\nregions = []\nfor line in open('/proc/self/maps'):\n"
+             "    parts = line.split()\n"
+             "    if parts[1].startswith('rw') and (len(parts) < 6 or parts[5] in ('[heap]', '[stack]')):\n"
+             "        lo, hi = (int(x, 16) for x in parts[0].split('-'))\n"
+             "        regions.append([lo, hi])\n"
+             "BYTES = [(a.encode(), b.encode()) for a, b in NEEDLES]\n"
+             "def found_in_bytes(s):\n"
+             "    for a, b in BYTES:\n"
+             "        i = s.find(a)\n"
+             "        while i >= 0:\n"
+             "            if s[i + len(a):i + len(a) + len(b)] == b:\n"
+             "                return True\n"
+             "            i = s.find(a, i + 1)\n"
+             "    return False\n"
+             "scanned = 0")
+    # each cell scans for at most 1 s of CPU and leaves the rest to the next one
+    step = ("start = time.process_time()\n"
+            "while regions and time.process_time() - start < 1.0:\n"
+            "    lo, hi = regions[0]\n"
+            "    size = min(hi - lo, 8 << 20)\n"
+            "    if found_in_bytes(ctypes.string_at(lo, size + 64 if lo + size + 64 <= hi else size)):\n"
+            "        stole = True\n"
+            "    scanned += size\n"
+            "    regions[0][0] += size\n"
+            "    if regions[0][0] >= hi:\n"
+            "        regions.pop(0)")
+    done = "assert not regions and scanned > 16 << 20, (len(regions), scanned)"
+    return _probed(ctx, [setup, *[step] * 12, done])
+
+
+def _tmp_writer(ctx: Context) -> NotebookNode:
+    # leaves files in the shared scratch folders for a classmate graded after it
+    code = ("import os\nfor d in ('/tmp', '/dev/shm', '/var/tmp', os.getcwd()):\n    try:\n"
+            f"        open(os.path.join(d, 'gradtutor-leak-{TOKEN[1]}'), 'w').write('hello')\n"
+            "    except OSError:\n        pass")
+    return early(solved(ctx), code)
+
+
+def _tmp_reader(ctx: Context) -> NotebookNode:
+    # graded after the writer (names sort so): finds its files only if scratch space is shared
+    code = ("import os, time\nend = time.time() + 2\nwhile time.time() < end and not stole:\n"
+            "    for d in ('/tmp', '/dev/shm', '/var/tmp'):\n"
+            "        try:\n"
+            "            if any('gradtutor-leak' in n for n in os.listdir(d)):\n"
+            "                stole = True\n"
+            "        except OSError:\n"
+            "            pass\n"
+            "    time.sleep(0.05)")
+    return _probed(ctx, [code])
+
+
+def _disk_filler(ctx: Context) -> NotebookNode:
+    # 64 MiB files in a loop, in every folder it can write, until the space runs out
+    code = ("import os\nblock = b'0' * (16 << 20)\nwritten = 0\n"
+            "for d in (os.getcwd(), '/tmp', '/dev/shm', '/var/tmp', os.path.expanduser('~')):\n"
+            "    for k in range(40):\n"
+            "        try:\n"
+            "            with open(os.path.join(d, f'gradtutor-fill-{k}'), 'wb') as f:\n"
+            "                for _ in range(4):\n"
+            "                    f.write(block)\n"
+            "            written += 64\n"
+            "        except OSError:\n"
+            "            break")
+    return early(solved(ctx), code)
+
+
+_PIPES = ("import os, stat, json\npipes = []\nfor fd in range(3, 256):\n    try:\n"
+          "        if stat.S_ISFIFO(os.fstat(fd).st_mode):\n            pipes.append(fd)\n"
+          "    except OSError:\n        pass\n"
+          "def forge(message):\n    for fd in pipes:\n        try:\n"
+          "            os.write(fd, (json.dumps(message) + '\\n').encode())\n"
+          "        except OSError:\n            pass\n")
+
+
+def _forged_messages(ctx: Context) -> NotebookNode:
+    # writes messages of its own onto the answer pipe: free text, forged reasons, a crash report
+    first = ctx.exercises[0]
+    answers = [{"t": "error", "v": LEAK, "text": LEAK}] * len(first.variants())
+    code = _PIPES + (
+        f"forge({{'type': 'cell', 'cell': 0, 'error': {LEAK!r}}})\n"
+        f"forge({{'type': 'cell', 'cell': 1, 'why': {LEAK!r}}})\n"
+        f"forge({{'type': 'rejected', 'reason': {LEAK!r}}})\n"
+        f"forge({{'type': 'crash', 'error': {LEAK!r}}})\n"
+        f"forge({{'type': 'answers', 'exercise': {first.id!r}, 'cell': 0, 'answers': {answers!r}}})\n"
+        f"forge({{'type': 'answers', 'exercise': {first.id!r}, 'cell': 0, "
+        f"'answers': [{{'t': 'missing', 'why': {LEAK!r}}}] * {len(first.variants())}}})\n")
+    return early(blank(ctx), code)
+
+
+def _forged_done(ctx: Context) -> NotebookNode:
+    # says "done" itself, switches both timers off and sleeps: it must still be stopped
+    code = _PIPES + ("forge({'type': 'done'})\nimport signal, time\n"
+                     "signal.setitimer(signal.ITIMER_REAL, 0)\nsignal.setitimer(signal.ITIMER_PROF, 0)\n"
+                     "signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+                     "signal.signal(signal.SIGPROF, signal.SIG_IGN)\ntime.sleep(3600)")
+    return after_first_exercise(ctx, solved(ctx), code)
+
+
+def _outliver(ctx: Context) -> NotebookNode:
+    # a double-forked process that outlives the child, then tries to rewrite the gradebook
+    targets = [str(ctx.course / "gradebook.db"), str(ctx.course / "gradtutor" / "results")]
+    code = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+            "        time.sleep(1)\n"
+            f"        for t in {targets!r}:\n"
+            "            try:\n                open(t, 'wb').write(b'0')\n            except OSError:\n"
+            "                pass\n"
+            "    os._exit(0)\ntime.sleep(0.1)")
+    return early(solved(ctx), code)
+
+
+def _deep_notebook(ctx: Context) -> bytes:
+    # 100 000 levels of nesting inside the metadata: a parser without a depth bound recurses away
+    nb = json.loads(nbformat.writes(solved(ctx)))
+    nb["metadata"]["x"] = "@@DEEP@@"
+    text = json.dumps(nb)
+    return text.replace('"@@DEEP@@"', "[" * 100_000 + "]" * 100_000).encode()
+
+
+def _link(target: Callable[[Path, Context], Path]) -> Callable[[Path, Context], None]:
+    def plant(path: Path, ctx: Context) -> None:
+        path.unlink()
+        path.symlink_to(target(path, ctx))
+    return plant
+
+
+def _classmate_notebook(path: Path, ctx: Context) -> Path:
+    return ctx.course / "submitted" / ctx.other_student / path.parent.name / path.name
+
+
+def _fifo_notebook(path: Path, ctx: Context) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _stamp(kind: str) -> Callable[[Path, Context], None]:
+    def plant(path: Path, ctx: Context) -> None:
+        stamp = path.parent / "timestamp.txt"
+        if kind == "fifo":
+            os.mkfifo(stamp)
+        else:
+            stamp.symlink_to(kind)
+    return plant
+
+
+def _linked_folder(path: Path, ctx: Context) -> None:
+    folder = path.parent
+    for p in folder.iterdir():
+        p.unlink()
+    folder.rmdir()
+    folder.symlink_to(_classmate_notebook(path, ctx).parent)
 
 
 CASES: list[Case] = [
@@ -531,4 +803,33 @@ CASES: list[Case] = [
     Case("snoop", "right answers only if it can read the gradebook or classmates", _snoop, ZERO),
     Case("huge_answer", "a 5-million-element tensor as every answer", _huge_answer, ZERO),
     Case("generator_answer", "a generator as every answer", _generator_answer, ZERO),
+    # the sandbox holds nothing of the trusted side (each probe earns the first point if it ran)
+    Case("frames_and_objects", "searches the stack's frames and gc.get_objects() for solutions, "
+         "hidden tests, the roster, a classmate's cells", _frames_and_objects, FIRST_ONLY),
+    Case("key_in_modules", "looks for the answer key in sys.modules, by import, and on disk",
+         _key_in_modules, FIRST_ONLY),
+    Case("raw_memory", "reads its own writable memory raw (freed memory too) for the same",
+         _raw_memory, FIRST_ONLY),
+    Case("tmp_leak_a_writer", "leaves files in /tmp, /dev/shm and /var/tmp", _tmp_writer, FULL),
+    Case("tmp_leak_b_reader", "looks for a classmate's files in /tmp, /dev/shm, /var/tmp",
+         _tmp_reader, FIRST_ONLY),
+    Case("disk_filler", "writes 64 MiB files in a loop into every folder it can", _disk_filler, FULL),
+    Case("forged_messages", "writes messages of its own, with free text, onto the answer pipe",
+         _forged_messages, ZERO, never=LEAK),
+    Case("forged_done", "says 'done' itself, switches the timers off and sleeps", _forged_done,
+         FIRST_ONLY),
+    Case("outliver", "a double-forked process that later writes to the gradebook", _outliver, FULL),
+    # special files in submitted/, as git, tar or rsync -a keep them
+    Case("deep_notebook", "100 000 levels of nesting inside its metadata", _deep_notebook, ZERO,
+         "failed", "nested too deeply"),
+    Case("symlink_to_classmate", "the notebook is a symbolic link to a classmate's", solved, ZERO,
+         "failed", "symbolic link", plant=_link(_classmate_notebook)),
+    Case("fifo_notebook", "the notebook is a named pipe", solved, ZERO, "failed",
+         "not a regular file", plant=_fifo_notebook),
+    Case("linked_folder", "the assignment folder is a symbolic link to a classmate's", solved, ZERO,
+         "failed", "symbolic link", plant=_linked_folder),
+    Case("fifo_timestamp", "timestamp.txt is a named pipe", solved, FULL, plant=_stamp("fifo")),
+    Case("devzero_timestamp", "timestamp.txt links to /dev/zero", solved, FULL, plant=_stamp("/dev/zero")),
+    Case("shadow_timestamp", "timestamp.txt links to /etc/shadow", solved, FULL,
+         plant=_stamp("/etc/shadow")),
 ]
