@@ -19,14 +19,13 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
-import importlib  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from autograder.grading.worker import CellTimeout, CellTimers, Limits  # noqa: E402
+from autograder.sandbox.limits import CellTimeout, CellTimers, Limits  # noqa: E402
 
 
 def run_cells(cells: list[str], limits: Limits) -> float:
@@ -67,21 +66,16 @@ def main() -> None:
     parser.add_argument("course", type=Path)
     args = parser.parse_args()
     limits = Limits()
-    import matplotlib.pyplot  # noqa: F401 - warm: imported once, like the grader's parent
-    import torch
+    from autograder import answer_key
+    from autograder.grading.batch import _lesson_imports
+    from autograder.grading.submission import source_notebooks
+    from autograder.sandbox.zygote import warm_up
 
-    import autograder.selfcheck  # noqa: F401
-    from autograder.grading.forkserver import PRELOAD, warm_references
-    from autograder.visual import headless
-
-    torch.set_num_threads(1)
-    for name in PRELOAD:  # as warm as the grader's parent
-        importlib.import_module(name)
-    headless.ENABLED = True  # the grader's children skip drawing too: nobody sees the figures
-    warm_references()  # as the grader's parent: exercise modules, references, torch's lazy imports
-    for source in sorted((args.course / "source").glob("*/*.ipynb")):  # the lessons' imports
-        cells = code_cells(source) or [""]
-        run_cells(cells[:1], limits)
+    assignments = sorted({p.parent.name for p in (args.course / "source").glob("*/*.ipynb")})
+    # as warm as the grader's zygote (the same warm-up: imports, torch's lazy paths, headless)
+    warm_up(_lesson_imports({a: source_notebooks(args.course, a) for a in assignments}))
+    for eid in answer_key.ids():  # the self-check cells judge here; the references are ready
+        answer_key.check_for(eid)
     notebooks = sorted((args.course / "submitted").glob("*/*/*.ipynb"))
     cells = {p: code_cells(p) for p in notebooks}
     readable = [p for p in notebooks if cells[p] is not None]

@@ -1,0 +1,141 @@
+"""The student runtime: what a student's kernel gets, checked from the outside.
+
+The wheel is built by `gradtutor runtime`, unpacked, and imported by a fresh interpreter that
+sees only it and the site-packages (``python -I -S``, as the grading zygote starts): the full
+package and the exercise units are not on its path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+import sysconfig
+import warnings
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder import registry
+from autograder.answer_key import spec, wrong_values
+from autograder.answers import read_answer
+from autograder.build import runtime
+from autograder.judge import judge
+from autograder.kinds import canonical_to_json
+
+GRADTUTOR = str(Path(sys.executable).parent / "gradtutor")
+EXERCISES = registry.all_exercises()
+SITE = list(dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib")))
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("runtime")
+    done = subprocess.run([GRADTUTOR, "runtime", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    (path,) = out.glob("gradtutor_runtime-*.whl")
+    return path
+
+
+@pytest.fixture(scope="module")
+def unpacked(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp("unpacked")
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(dest)
+    return dest
+
+
+def in_runtime(unpacked: Path, code: str, *args: str) -> str:
+    """Run ``code`` in an interpreter whose only ``autograder`` is the runtime's."""
+    boot = f"import sys; sys.path[0:0] = {[str(unpacked), *SITE]!r}\n"
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", boot + code, *args],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_wheel_holds_the_student_side_only(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        text = "\n".join(z.read(n).decode(errors="replace") for n in names)
+        data = json.loads(z.read("autograder/_data/checks.json"))["exercises"]
+    modules = {n for n in names if n.endswith(".py")}
+    assert modules == {f"autograder/{m}" for m in runtime.MODULES}
+    for trusted in ("registry.py", "answer_key.py", "exercise.py", "key.py", "grading/", "build/"):
+        assert not any(n.startswith(f"autograder/{trusted}") for n in names)
+    assert not any(n.startswith("exercises") for n in names)
+    # no solution, no hidden variant (its setup or its reference), no unit source
+    assert list(data) == [ex.id for ex in EXERCISES]
+    for ex in EXERCISES:
+        assert ex.solution.strip() not in text, ex.id
+        assert data[ex.id]["setups"] == [ex.setup_code(ex.params)]
+        assert len(data[ex.id]["variants"]) == 1
+    assert "EXERCISE = Exercise(" not in text and "def reference(" not in text
+
+
+def test_runtime_imports_nothing_of_the_trusted_side(unpacked: Path) -> None:
+    code = ("import importlib, json, sys\n"
+            f"for m in {list(runtime.MODULES)!r}:\n"
+            "    importlib.import_module('autograder.' + m[:-3].replace('/', '.').removesuffix('.__init__'))\n"
+            "import autograder\n"
+            "print(json.dumps(sorted(n for n in sys.modules if n.split('.')[0] in "
+            "('exercises', 'nbgrader', 'sympy') or n in ('autograder.registry', 'autograder.answer_key', "
+            "'autograder.exercise'))))")
+    assert json.loads(in_runtime(unpacked, code)) == []
+
+
+def test_runtime_check_gives_the_full_packages_verdict(unpacked: Path) -> None:
+    """For every exercise, the solution run in the runtime's kernel and every listed wrong
+    answer: the same verdict, misconception and message as the full package at the shown values."""
+    cases = []
+    for ex in EXERCISES:
+        ns: dict = {}
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")  # the solutions' own anomaly-mode warnings
+            exec("import torch\nimport torch.nn.functional as F\n" + ex.setup_code(ex.params), ns)  # noqa: S102
+            exec(ex.solution, ns)  # noqa: S102
+        solution_plain = read_answer(spec(ex, 1), {}, ns[ex.answer]) if not ex.is_function else None
+        plains = [canonical_to_json(c) for _, c in wrong_values(ex.id, 0)]
+        if solution_plain is not None:
+            plains.append(solution_plain)
+        expected = [_verdict(judge(ex.id, [p])) for p in plains]
+        cases.append({"id": ex.id, "setup": ex.setup_code(ex.params), "solution": ex.solution,
+                      "answer": ex.answer, "plains": plains, "expected": expected,
+                      "full_solution": _verdict(judge(ex.id, [_shown(ex, ns)]))})
+    code = ("import json, sys\nfrom autograder import check\nfrom autograder.judge import judge\n"
+            "out = []\n"
+            "for case in json.load(open(sys.argv[1])):\n"
+            "    ns = {}\n"
+            "    exec('import torch\\nimport torch.nn.functional as F\\n' + case['setup'], ns)\n"
+            "    exec(case['solution'], ns)\n"
+            "    fb = check(case['id'], ns[case['answer']])\n"
+            "    got = [[f.verdict, f.misconception, f.message] for f in\n"
+            "           [judge(case['id'], [p]) for p in case['plains']]]\n"
+            "    out.append({'id': case['id'], 'solution': [fb.verdict, fb.misconception, fb.message],\n"
+            "                'plains': got})\n"
+            "print(json.dumps(out))")
+    data = unpacked / "cases.json"
+    data.write_text(json.dumps(cases))
+    got = {c["id"]: c for c in json.loads(in_runtime(unpacked, code, str(data)))}
+    assert len(got) == len(EXERCISES) == len(cases)
+    wrong_checked = 0
+    for case in cases:
+        mine = got[case["id"]]
+        assert mine["solution"] == case["full_solution"], case["id"]
+        assert mine["solution"][0] == "correct", case["id"]
+        assert mine["plains"] == case["expected"], case["id"]
+        wrong_checked += len(case["plains"])
+    assert wrong_checked >= 220  # every listed wrong answer of the course
+
+
+def _verdict(fb) -> list:
+    return [fb.verdict, fb.misconception, fb.message]
+
+
+def _shown(ex, ns: dict) -> dict:
+    from autograder.answers import read_shown
+
+    return read_shown(spec(ex, 1), ns)
