@@ -281,3 +281,50 @@ def test_each_probe_finds_the_secrets_where_they_are(name: str, tmp_path: Path) 
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout) == [True, True]
+
+
+# --- the grader's own failures: not graded, nothing stored, retried ---------------------------
+
+def _grade_with(course: Path, prelude: str, limits: str = LIMITS) -> subprocess.CompletedProcess:
+    code = (prelude + "\nimport sys; from pathlib import Path\n"
+            "from autograder.grading.batch import grade_cli\nfrom autograder.sandbox.limits import Limits\n"
+            f"sys.exit(grade_cli(course_dir=Path({str(course)!r}), assignment=None, workers=2, "
+            f"csv=None, force=False, limits={limits}))")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+
+
+def test_grader_failures_are_not_graded_and_retried() -> None:
+    """A full disk outside the student's space (the results file cannot be written) and a
+    sandbox that cannot set a child up are the grader's failures: those submissions get no
+    result and no gradebook row of 0, the run says so and exits 1, and the next run grades them."""
+    course = public_course("not-graded")
+    chapter = kit.first_chapter()
+    released = kit.make_course(course, chapter)
+    for student in ("ann", "bob", "cid"):
+        kit.submit(course, student, chapter, kit.answered(released, kit.solution))
+    full_disk = ("import errno\nfrom autograder.grading import store\n_write = store.write_result\n"
+                 "def write_result(course_dir, result):\n"
+                 "    if result['student'] == 'bob':\n"
+                 "        raise OSError(errno.ENOSPC, 'No space left on device')\n"
+                 "    return _write(course_dir, result)\n"
+                 "store.write_result = write_result")
+    done = _grade_with(course, full_disk)
+    assert done.returncode == 1 and "1 submission(s) were NOT graded" in done.stderr, done.stderr
+    assert "bob" in done.stderr and "No space left" in done.stderr
+    slug = chapter.slug
+    assert results_path(course, slug, "ann").exists() and not results_path(course, slug, "bob").exists()
+
+    broken = "Limits(cell_seconds=3, notebook_seconds=20, memory_mib=1024, scratch_mib=-1)"
+    for p in (course / "gradtutor" / "results").glob("*/*.json"):
+        p.unlink()
+    done = _grade_with(course, "", broken)  # the child's private /tmp cannot be mounted
+    assert done.returncode == 1 and "3 submission(s) were NOT graded" in done.stderr, done.stderr
+    assert "before it was set up" in done.stderr
+    assert not list((course / "gradtutor" / "results").glob("*/*.json"))
+
+    done = _grade_with(course, "")
+    assert done.returncode == 0, done.stderr
+    for student in ("ann", "bob", "cid"):
+        result = json.loads(results_path(course, slug, student).read_text())
+        assert result["score"] == result["max_score"] > 0
+    shutil.rmtree(course.parent, ignore_errors=True)
