@@ -233,5 +233,28 @@ class SubmissionResult(TypedDict, total=False):
     exercises: list[ExerciseResult]
 
 
-def exercise_id_ok(value: Any) -> bool:
-    return type(value) is str and _EXERCISE_ID.fullmatch(value) is not None
+def read_result(data: Any, *, student: str = "", assignment: str = "") -> SubmissionResult | None:
+    """A results file's content, checked field by field (None when it is not one); missing
+    fields get their defaults, the names default to the file's place. Results are written by
+    the trusted side, but a folder anyone can copy into is read warily."""
+    if type(data) is not dict:
+        return None
+    data.setdefault("student", student)
+    data.setdefault("assignment", assignment)
+    data.setdefault("status", "graded")
+    data.setdefault("exercises", [])
+    if data.get("reason") is None:
+        data["reason"] = ""
+    fields = {"student": str, "assignment": str, "status": str, "reason": str, "exercises": list}
+    if any(type(data[k]) is not t for k, t in fields.items()):
+        return None
+    for e in data["exercises"]:
+        if type(e) is not dict or type(e.get("id")) is not str or \
+                any(type(e.get(k)) not in (int, float) for k in ("points", "max_points")):
+            return None
+        e.setdefault("verdict", "error")
+        e.setdefault("misconception", None)
+        e.setdefault("message", "")
+    data.setdefault("score", sum(e["points"] for e in data["exercises"]))
+    data.setdefault("max_score", sum(e["max_points"] for e in data["exercises"]))
+    return data  # type: ignore[return-value]

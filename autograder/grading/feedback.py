@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .. import misconceptions, registry
+from ..contract import SubmissionResult
 from ..feedback import VERDICTS
 from .store import load_results, write_atomic
 
@@ -39,7 +40,7 @@ def feedback_cli(*, course_dir: Path) -> int:
     return 0
 
 
-def page(result: dict) -> str:
+def page(result: SubmissionResult) -> str:
     esc = html.escape
     title = f"{result['assignment']}: feedback for {result['student']}"
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}"

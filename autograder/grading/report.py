@@ -15,7 +15,6 @@ import base64
 import csv
 import html
 import io
-import json
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import misconceptions, registry
+from ..contract import SubmissionResult
+from . import store
 
 RESULTS = Path("gradtutor") / "results"
 # verdict -> (label, colour); "failed" is a submission the grader could not read or run
@@ -42,19 +43,10 @@ BAR_ORDER = ("correct", "partial", "wrong", "invalid", "not_answered", "failed")
 # ---------------------------------------------------------------- reading and counting
 
 
-def load_results(course_dir: Path) -> tuple[list[dict], list[str]]:
+def load_results(course_dir: Path) -> tuple[list[SubmissionResult], list[str]]:
     """Every results file, and the files that could not be read (never fatal)."""
-    results, unreadable = [], []
-    for path in sorted((course_dir / RESULTS).glob("*/*.json")):
-        try:
-            data = json.loads(path.read_text())
-            data.setdefault("assignment", path.parent.name)
-            data.setdefault("student", path.stem)
-            data.setdefault("exercises", [])
-            results.append(data)
-        except (OSError, ValueError, AttributeError):
-            unreadable.append(str(path))
-    return results, unreadable
+    unreadable: list[str] = []
+    return store.load_results(course_dir, unreadable=unreadable), unreadable
 
 
 @dataclass

@@ -19,6 +19,7 @@ from typing import Any
 from nbformat.notebooknode import NotebookNode, from_dict
 from nbformat.v4 import nbjson
 
+from ..contract import SubmissionResult, read_result
 from .submission import Cell, Submission, read_small
 
 CSV_COLUMNS = ("student", "assignment", "exercise", "points", "max_points", "verdict",
@@ -48,21 +49,28 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def write_result(course_dir: Path, result: dict) -> Path:
+def write_result(course_dir: Path, result: SubmissionResult) -> Path:
     path = results_path(course_dir, result["assignment"], result["student"])
     write_atomic(path, json.dumps(result, indent=1).encode())
     return path
 
 
-def load_results(course_dir: Path, assignments: list[str] | None = None) -> list[dict]:
+def load_results(course_dir: Path, assignments: list[str] | None = None, *,
+                 unreadable: list[str] | None = None) -> list[SubmissionResult]:
+    """Every results file (of these assignments); the paths of any that are not results go to
+    ``unreadable`` (a stray file is not a grade, and never fatal)."""
     out = []
     for p in sorted(results_dir(course_dir).glob("*/*.json")):
         if assignments and p.parent.name not in assignments:
             continue
         try:
-            out.append(json.loads(p.read_text()))
-        except (OSError, ValueError):
-            continue  # a stray file is not a grade
+            result = read_result(json.loads(p.read_text()), student=p.stem, assignment=p.parent.name)
+        except (OSError, ValueError, RecursionError):
+            result = None
+        if result is not None:
+            out.append(result)
+        elif unreadable is not None:
+            unreadable.append(str(p))
     return out
 
 
