@@ -13,7 +13,8 @@ from typing import Any
 
 from . import misconceptions, registry
 from .answers import at_params
-from .checkdata import AnswerSpec, Check, Variant, WrongInfo
+from .checkdata import Check, Variant, WrongInfo
+from .contract import AnswerSpec
 from .exercise import Exercise, Params
 from .judge import quietly
 from .kinds import Canonical

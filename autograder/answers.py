@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .checkdata import AnswerSpec
+from .contract import AnswerSpec
 from .plain import Plain, to_plain
 
 FROM_NAMESPACE = object()  # read the answer from the namespace, not from an explicit value

@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .contract import AnswerSpec
 from .kinds import Canonical, Kind, canonical_from_json, canonical_to_json, kind_from_json, kind_to_json
 
 DATA_FILE = Path(__file__).with_name("_data") / "checks.json"
@@ -37,20 +38,6 @@ class WrongInfo:
 class Variant:
     reference: Canonical
     wrong: tuple[tuple[int, Canonical], ...]  # (index into Check.wrong, canonical value)
-
-
-@dataclass(frozen=True)
-class AnswerSpec:
-    """How to read an exercise's answer: its name, the call for function answers, and the
-    setup code of each variant to run (the shown values first)."""
-
-    answer: str
-    call: str | None
-    setups: tuple[str, ...]
-
-    @property
-    def is_function(self) -> bool:
-        return self.call is not None
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """The contract between the grading sandbox and the trusted judge, and the results files.
 
+Imports nothing heavy (no torch): the grading parent loads it before it forks its helpers.
 Every byte the sandbox sends is hostile until this module has read it: each message is parsed
 with a size bound, checked field by field, and rebuilt from the grader's own values (fixed
 codes, bounded numbers, identifiers). Nothing a child writes reaches results, feedback or the
@@ -27,8 +28,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from .checkdata import AnswerSpec
-
 MAX_LINE_BYTES = 2 * 2**20
 MAX_ELEMENTS = 100_000
 MAX_DEPTH = 6
@@ -44,6 +43,21 @@ _UNSUPPORTED = {"t": "unsupported"}
 
 
 # --- the job ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AnswerSpec:
+    """How to read an exercise's answer: its name, the call for function answers, and the
+    setup code of each variant to run (the shown values first)."""
+
+    answer: str
+    call: str | None
+    setups: tuple[str, ...]
+
+    @property
+    def is_function(self) -> bool:
+        return self.call is not None
+
+
 
 @dataclass(frozen=True)
 class JobCell:

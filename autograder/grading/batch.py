@@ -160,15 +160,38 @@ def _mtime(path: Path) -> float:
 def _grade(course_dir: Path, todo: dict[Group, list[Submission]], *, workers: int,
            limits: Limits, gradebook: bool = True) -> dict[Group, str]:
     """Grade ``todo``; return the groups left not graded, with the grader's reason."""
+    from . import forkserver
+
+    forkserver.start_reaper()  # while this process is still small
+    sources = {a: source_notebooks(course_dir, a) for a in {g[1] for g in todo}}
+    try:  # the zygote warms up in its own process while this one reads and prepares
+        sandbox = forkserver.Sandbox(limits=limits, course_dir=course_dir, imports=_lesson_imports(sources))
+    except (OSError, forkserver.SandboxError) as e:
+        return dict.fromkeys(todo, f"the grading sandbox could not start ({e})")
+    with sandbox:
+        loaded = {s: _load(course_dir, s, sources[s.assignment][s.notebook]) for subs in todo.values()
+                  for s in subs}
+        _warm_references({e for _, job, _ in loaded.values() if job is not None for e in job.specs})
+        return _run_batch(course_dir, todo, sandbox, sources, loaded, workers=workers, limits=limits,
+                          gradebook=gradebook)
+
+
+def _warm_references(exercise_ids: set[str]) -> None:
+    """Every variant's reference of these exercises, computed now (the parent judges with them)."""
+    from ..answer_key import check_for
+
+    for exercise_id in sorted(exercise_ids):
+        check_for(exercise_id)
+
+
+def _run_batch(course_dir: Path, todo: dict[Group, list[Submission]], sandbox: Any,
+               sources: dict, loaded: dict, *, workers: int, limits: Limits, gradebook: bool
+               ) -> dict[Group, str]:
     from nbgrader.api import Gradebook
     from tqdm import tqdm
 
     from . import forkserver
 
-    forkserver.start_reaper()  # while this process is still small
-    sources = {a: source_notebooks(course_dir, a) for a in {g[1] for g in todo}}
-    loaded = {s: _load(course_dir, s, sources[s.assignment][s.notebook]) for subs in todo.values()
-              for s in subs}
     outcomes: dict[Group, list[tuple[Submission, Any]]] = defaultdict(list)
     not_graded: dict[Group, str] = {}
     finished: set[Group] = set()
@@ -202,9 +225,7 @@ def _grade(course_dir: Path, todo: dict[Group, list[Submission]], *, workers: in
                 jobs.append((sub, job))
         if jobs:
             try:
-                with forkserver.Sandbox(limits=limits, course_dir=course_dir,
-                                        imports=_lesson_imports(sources)) as sandbox:
-                    sandbox.grade_all(jobs, workers=workers, on_done=lambda o: record(o.key, o))
+                sandbox.grade_all(jobs, workers=workers, on_done=lambda o: record(o.key, o))
             except forkserver.SandboxError as e:  # nothing after this point was the students'
                 for group in set(todo) - finished:
                     not_graded[group] = str(e)

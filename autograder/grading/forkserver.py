@@ -73,48 +73,32 @@ class _Running:
     done: bool = False
 
 
-def hidden_paths(course_dir: Path | None) -> list[str]:
-    """Folders student code must find empty: the course, the exercise units, the package and its
-    checkout (everything but the interpreter's own prefix), the grading user's home."""
+def hidden_paths(course_dir: Path | None) -> tuple[list[str], list[str]]:
+    """(folders student code must find empty, folders inside them it still needs).
+
+    Hidden: the course, the exercise units, the full package and its checkout, the grading
+    user's home. Kept: the interpreter's prefixes (the venv and the base Python), bound back in
+    place inside whatever hides them, so lazy imports still read the standard library and the
+    site-packages.
+    """
     import autograder
     import exercises
 
-    keep = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
-    hide: list[Path] = []
+    keep = sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()})
+    hide = {Path(exercises.__file__).resolve().parent, Path(autograder.__file__).resolve().parent}
     if course_dir is not None:
-        hide.append(course_dir.resolve())
-    units, package = Path(exercises.__file__).resolve().parent, Path(autograder.__file__).resolve().parent
-    hide += [units, package]
-    checkout = units.parent
+        hide.add(course_dir.resolve())
+    checkout = Path(exercises.__file__).resolve().parent.parent
     if (checkout / "pyproject.toml").exists():
-        hide += _around(checkout, keep)
-    home = Path.home().resolve()
-    if home != Path("/"):
-        hide += _around(home, keep)
-    out: list[Path] = []
-    for p in sorted(set(hide), key=lambda p: len(p.parts)):
-        if not any(p.is_relative_to(q) for q in out) and not any(k.is_relative_to(p) for k in keep):
-            out.append(p)
-    return [str(p) for p in out]
-
-
-def _around(folder: Path, keep: list[Path], depth: int = 0) -> list[Path]:
-    """``folder`` itself, or, where it holds a path to keep, each of its other entries (files
-    too: the sandbox covers a file with an empty one)."""
-    if any(folder.is_relative_to(k) for k in keep):
-        return []
-    if not any(k.is_relative_to(folder) for k in keep):
-        return [folder]
-    if depth > 4:
-        return []
-    out: list[Path] = []
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(folder):
-            if entry.is_dir(follow_symlinks=False):
-                out += _around(Path(entry.path), keep, depth + 1)
-            elif entry.is_file(follow_symlinks=False):
-                out.append(Path(entry.path))
-    return out
+        hide.add(checkout)
+    if Path.home().resolve() != Path("/"):
+        hide.add(Path.home().resolve())
+    hide.discard(Path("/"))
+    # a folder inside another hidden one needs no mount of its own, unless a kept one is between
+    out = [p for p in hide if not any(p != q and p.is_relative_to(q) and
+                                       not any(p.is_relative_to(k) and k.is_relative_to(q) for k in keep)
+                                       for q in hide)]
+    return [str(p) for p in sorted(out, key=lambda p: len(p.parts))], [str(k) for k in keep]
 
 
 class Sandbox:
@@ -140,9 +124,16 @@ class Sandbox:
         theirs.close()
         self.exited: dict[int, int] = {}
         self.forked: dict[int, int | None] = {}
-        self._send({"op": "config", "limits": limits.to_json(), "root": self.root,
-                    "hide": hidden_paths(course_dir), "imports": sorted(set(imports))})
-        self._await(lambda m: m.get("op") == "ready", ZYGOTE_START_SECONDS, "start")
+        hide, keep = hidden_paths(course_dir)
+        self._send({"op": "config", "limits": limits.to_json(), "root": self.root, "hide": hide,
+                    "keep": keep, "imports": sorted(set(imports))})
+        self.ready = False
+
+    def wait_ready(self) -> None:
+        """The zygote warms up while the caller does its own work; wait for it here."""
+        if not self.ready:
+            self._await(lambda m: m.get("op") == "ready", ZYGOTE_START_SECONDS, "start")
+            self.ready = True
 
     # --- control channel ---
 
@@ -232,6 +223,7 @@ class Sandbox:
     def grade_all(self, jobs: Iterable[tuple[Any, Job]], *, workers: int,
                   on_done: Callable[[Outcome], None]) -> None:
         """Run every job in its own child, ``workers`` at a time; ``on_done`` gets each outcome."""
+        self.wait_ready()
         pending = list(jobs)[::-1]
         running: dict[int, _Running] = {}
         sel = selectors.DefaultSelector()

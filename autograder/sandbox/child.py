@@ -36,7 +36,8 @@ _MS_BIND, _MS_REC, _MS_PRIVATE = 0x1000, 0x4000, 0x40000
 @dataclass(frozen=True)
 class SandboxConfig:
     limits: Limits
-    hide: tuple[str, ...]  # folders that must look empty to student code
+    hide: tuple[str, ...]  # folders (and files) that must look empty to student code
+    keep: tuple[str, ...]  # folders inside hidden ones that stay as they are (the interpreter's)
     root: bool  # True when children can switch uid and mount (the grader runs as root)
 
 
@@ -90,17 +91,24 @@ def _mount(libc: Any, source: str, target: str, fstype: str | None, flags: int, 
 
 
 def _private_mounts(config: SandboxConfig, uid: int) -> None:
-    """A mount namespace of its own: private scratch space, the trusted side's folders hidden."""
+    """A mount namespace of its own: private scratch space, the trusted side's folders hidden,
+    the interpreter's folders bound back in place inside them."""
     libc = _libc()
     if libc.unshare(_CLONE_NEWNS) != 0:
         raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
     _mount(libc, "none", "/", None, _MS_REC | _MS_PRIVATE, None)  # nothing propagates back
-    for path in config.hide:  # an empty folder over each folder, an empty file over each file
-        if os.path.isdir(path):
-            _mount(libc, "gradtutor-hidden", path, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
-                   "size=4k,mode=0555")
-        elif os.path.isfile(path):
-            _mount(libc, "/dev/null", path, None, _MS_BIND, None)
+    keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in config.keep if os.path.isdir(path)}
+    inside_keep = [p for p in config.hide if any(_under(p, k) for k in keep)]
+    outside = [p for p in config.hide if p not in inside_keep]
+    for path in outside:
+        _hide(libc, path, holds_kept=any(_under(k, path) for k in keep))
+    for path, fd in keep.items():  # e.g. the venv inside a hidden checkout, Python in a hidden home
+        if any(_under(path, h) for h in outside):
+            os.makedirs(path, exist_ok=True)
+            _mount(libc, f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC, None)
+        os.close(fd)
+    for path in inside_keep:  # e.g. the exercise units installed in the venv's site-packages
+        _hide(libc, path, holds_kept=False)
     flags = _MS_NOSUID | _MS_NODEV
     owner = f"uid={uid},gid={uid},mode=0700"
     _mount(libc, "gradtutor-tmp", "/tmp", "tmpfs", flags, f"size={config.limits.scratch_mib}m,{owner}")
@@ -108,6 +116,21 @@ def _private_mounts(config: SandboxConfig, uid: int) -> None:
         if os.path.isdir(path):
             _mount(libc, "gradtutor-tmp", path, "tmpfs", flags, f"size=16m,{owner}")
     os.chdir("/tmp")
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _hide(libc: Any, path: str, *, holds_kept: bool) -> None:
+    """An empty folder over a folder (root's, traversable when a kept folder is bound inside
+    it, never writable by the child), an empty file over a file."""
+    if os.path.isdir(path):
+        mode = "0755" if holds_kept else "0555"
+        flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | (0 if holds_kept else _MS_RDONLY)
+        _mount(libc, "gradtutor-hidden", path, "tmpfs", flags, f"size=64k,mode={mode}")
+    elif os.path.isfile(path):
+        _mount(libc, "/dev/null", path, None, _MS_BIND, None)
 
 
 def _limit(limits: Limits, uid: int, root: bool) -> None:

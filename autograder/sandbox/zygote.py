@@ -37,9 +37,8 @@ from itertools import repeat  # noqa: E402
 from types import ModuleType  # noqa: E402
 from typing import Any  # noqa: E402
 
-# Modules a student's answer cell may import. A child runs as an unprivileged uid in a mount
-# namespace where the package checkout is hidden, and on a machine whose Python lives under
-# /root it cannot read the standard library either: it must find them already imported.
+# Modules a student's answer cell may import, loaded once here so that children do not each pay
+# for them (a child can still import others: the interpreter's folders stay readable to it).
 PRELOAD = (
     "array", "bisect", "cmath", "collections", "collections.abc", "contextlib", "copy",
     "dataclasses", "decimal", "doctest", "enum", "fractions", "functools", "graphlib", "heapq",
@@ -63,7 +62,8 @@ def main(control_fd: int) -> None:
     from .limits import Limits
 
     config = SandboxConfig(limits=Limits.from_json(config_msg["limits"]),
-                           hide=tuple(str(p) for p in config_msg["hide"]), root=bool(config_msg["root"]))
+                           hide=tuple(str(p) for p in config_msg["hide"]),
+                           keep=tuple(str(p) for p in config_msg["keep"]), root=bool(config_msg["root"]))
     shell = warm_up(config_msg.get("imports", []))
     guard = Snapshot()  # taken once here, inherited by every child
     # children share these objects copy-on-write; a full garbage collection in a child walks

@@ -485,23 +485,24 @@ def _raise_limits(ctx: Context) -> NotebookNode:
 # probe really searched and that it found nothing. A probe that found something answers every
 # exercise with the solution, so any leak shows as full marks.
 
-_FIND = (
-    f"NEEDLES = {NEEDLES!r}\n"
-    "def found_in(s):\n"
-    "    for a, b in NEEDLES:\n"
-    "        i = s.find(a)\n"
-    "        while i >= 0:\n"
-    "            if s[i + len(a):i + len(a) + len(b)] == b:\n"
-    "                return True\n"
-    "            i = s.find(a, i + 1)\n"
-    "    return False\n"
-)
+def _find(ctx: Context) -> str:
+    """The probes' search: every needle, and the name of a classmate (the roster), split."""
+    needles = [*NEEDLES, (ctx.other_student[:4], ctx.other_student[4:])]
+    return (f"NEEDLES = {needles!r}\n"
+            "def found_in(s):\n"
+            "    for a, b in NEEDLES:\n"
+            "        i = s.find(a)\n"
+            "        while i >= 0:\n"
+            "            if s[i + len(a):i + len(a) + len(b)] == b:\n"
+            "                return True\n"
+            "            i = s.find(a, i + 1)\n"
+            "    return False\n")
 
 
 def _probed(ctx: Context, probes: list[str]) -> NotebookNode:
     nb = blank(ctx)
     at = first_code(nb) + 1
-    cells = [new_code_cell(_FIND + "stole = False\nprobe_done = False")]
+    cells = [new_code_cell(_find(ctx) + "stole = False\nprobe_done = False")]
     cells += [new_code_cell(p) for p in probes]
     cells.append(new_code_cell("probe_done = True"))
     nb.cells[at:at] = cells
@@ -587,7 +588,7 @@ def _raw_memory(ctx: Context) -> NotebookNode:
     # of a process that once held a classmate's notebook would still carry
     setup = ("import ctypes, time\nregions = []\nfor line in open('/proc/self/maps'):\n"
              "    parts = line.split()\n"
-             "    if parts[1].startswith('rw') and (len(parts) < 6 or parts[5] in ('[heap]', '[stack]')):\n"
+             "    if parts[1] == 'rw-p' and (len(parts) < 6 or not parts[5].startswith('[v')):\n"
              "        lo, hi = (int(x, 16) for x in parts[0].split('-'))\n"
              "        regions.append([lo, hi])\n"
              "BYTES = [(a.encode(), b.encode()) for a, b in NEEDLES]\n"
