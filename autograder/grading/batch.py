@@ -84,13 +84,15 @@ def _gather(course_dir: Path, assignment: list[str] | None, csv: Path | None) ->
 
     results = store.load_results(course_dir, assignment)
     sources = {a: source_notebooks(course_dir, a) for a in {r["assignment"] for r in results}}
+    late = store.LatePenalties(course_dir)
     with Gradebook(store.db_url(course_dir), _course_id(course_dir)) as gb:
         for result in tqdm(results, unit="student", desc="gathering", file=sys.stderr,
                            dynamic_ncols=True):
             submitted = course_dir / "submitted" / result["student"] / result["assignment"]
             names = {p.stem for p in submitted.glob("*.ipynb")}
-            store.save_grades(gb, course_dir, result,
-                              _grade_ids(sources[result["assignment"]], names))
+            result.update(store.save_grades(gb, course_dir, result,
+                                            _grade_ids(sources[result["assignment"]], names), late))
+            store.write_result(course_dir, result)
     if csv is not None:
         store.write_csv(csv, results)
     print(f"Gathered {len(results)} result(s) into {course_dir / 'gradebook.db'}."
@@ -198,6 +200,7 @@ def _run_batch(course_dir: Path, todo: dict[Group, list[Submission]], sandbox: A
     tqdm.monitor_interval = 0  # no monitor thread in a process that forks
     book = Gradebook(store.db_url(course_dir), _course_id(course_dir)) if gradebook \
         else contextlib.nullcontext()  # a shard leaves the gradebook to --gather
+    late = store.LatePenalties(course_dir) if gradebook else None
     with book as gb, \
             tqdm(total=len(todo), unit="student", desc="grading", file=sys.stderr,
                  dynamic_ncols=True) as bar:
@@ -209,7 +212,7 @@ def _run_batch(course_dir: Path, todo: dict[Group, list[Submission]], sandbox: A
                 return
             try:
                 why = _finish(course_dir, gb, group, outcomes.pop(group), sources[group[1]],
-                              loaded, limits)
+                              loaded, limits, late)
             except Exception as e:  # the grader's failure, not the student's: retry next run
                 why = f"the grader failed while scoring or storing it ({type(e).__name__}: {str(e)[:200]})"
             if why:
@@ -275,7 +278,7 @@ def _lesson_imports(sources: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def _finish(course_dir: Path, gb: Any, group: Group, done: list[tuple[Submission, Any]],
-            sources: dict[str, Any], loaded: dict, limits: Limits) -> str:
+            sources: dict[str, Any], loaded: dict, limits: Limits, late: Any) -> str:
     """Score one student's assignment and store it: gradebook first, results file last.
     Returns why it was not graded ("" when it was)."""
     from . import scoring
@@ -301,9 +304,9 @@ def _finish(course_dir: Path, gb: Any, group: Group, done: list[tuple[Submission
         "duration_s": round(sum(p["duration_s"] for p in parts), 3),
         "exercises": [e for p in parts for e in p["exercises"]],
     }
-    if gb is not None:  # a shard leaves the gradebook to --gather
+    if gb is not None:  # a shard leaves the gradebook (and the late penalty) to --gather
         notebooks = _grade_ids(sources, {s.notebook for s, _ in done})
-        store.save_grades(gb, course_dir, result, notebooks)
+        result.update(store.save_grades(gb, course_dir, result, notebooks, late))
     store.write_result(course_dir, result)
     return ""
 

@@ -107,17 +107,61 @@ def submitted_at(course_dir: Path, student: str, assignment: str) -> datetime | 
         return None
 
 
-def save_grades(gb: Any, course_dir: Path, result: dict, notebooks: dict[str, list[str]]) -> None:
-    """Create student and submission as ``nbgrader autograde`` does; set each auto_score.
+def nbgrader_config(course_dir: Path) -> Any:
+    """nbgrader's configuration as ``nbgrader autograde`` run there would see it: the Jupyter
+    config folders, then ``nbgrader_config.py`` of the working directory, then the course's."""
+    from jupyter_core.paths import jupyter_config_path
+    from traitlets.config import Config, PyFileConfigLoader
+
+    config = Config()
+    folders = [*reversed(jupyter_config_path()), str(Path.cwd()), str(course_dir)]
+    for folder in dict.fromkeys(folders):
+        if (Path(folder) / "nbgrader_config.py").is_file():
+            config.merge(PyFileConfigLoader("nbgrader_config.py", path=folder).load_config())
+    return config
+
+
+class LatePenalties:
+    """nbgrader's own ``AssignLatePenalties`` step, with its configured plugin (the
+    ``LateSubmissionPlugin``'s penalty_method, or a custom ``plugin_class``), applied to a
+    submission whose auto scores are stored: the same penalty ``nbgrader autograde`` gives."""
+
+    def __init__(self, course_dir: Path) -> None:
+        from nbgrader.preprocessors import AssignLatePenalties
+
+        self.step = AssignLatePenalties(config=nbgrader_config(course_dir))
+        self.step.init_plugin()
+
+    def apply(self, gb: Any, submission: Any) -> dict[str, float]:
+        seconds = float(submission.total_seconds_late or 0)
+        total = 0.0
+        for notebook in submission.notebooks:
+            gb.db.refresh(notebook)  # its score is computed by the database from the new grades
+            notebook.late_submission_penalty = None
+            if seconds > 0:
+                penalty = self.step.plugin_inst.late_submission_penalty(
+                    submission.student.id, notebook.score, seconds)
+                if penalty is not None:
+                    penalty = self.step._check_late_penalty(notebook, penalty)
+                    notebook.late_submission_penalty = penalty
+                    total += penalty
+        return {"seconds_late": seconds, "penalty": round(total, 6)}
+
+
+def save_grades(gb: Any, course_dir: Path, result: dict, notebooks: dict[str, list[str]],
+                late: LatePenalties | None = None) -> dict[str, float]:
+    """Create student and submission as ``nbgrader autograde`` does; set each auto_score; then
+    the late penalty as nbgrader's AssignLatePenalties does. Returns the lateness.
 
     ``notebooks`` maps notebook id -> its grade cell ids, so each exercise lands on the right
     SubmittedNotebook.
     """
     student, assignment = result["student"], result["assignment"]
-    gb.update_or_create_student(student)
-    stamp = submitted_at(course_dir, student, assignment)
-    extra = {} if stamp is None else {"timestamp": stamp}
-    submission = gb.update_or_create_submission(assignment, student, **extra)
+    with gb.db.no_autoflush:  # nbgrader's add_submission walks relations before adding its row
+        gb.update_or_create_student(student)
+        stamp = submitted_at(course_dir, student, assignment)
+        extra = {} if stamp is None else {"timestamp": stamp}
+        submission = gb.update_or_create_submission(assignment, student, **extra)
     points = {e["id"]: e for e in result["exercises"]}
     # walk the submission's own rows: one query per notebook, not one per grade (find_grade)
     for notebook in submission.notebooks:
@@ -130,6 +174,9 @@ def save_grades(gb: Any, course_dir: Path, result: dict, notebooks: dict[str, li
                 else float(entry["points"])
             grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
     gb.db.commit()
+    lateness = (late or LatePenalties(course_dir)).apply(gb, submission)
+    gb.db.commit()
+    return lateness
 
 
 def gradebook_scores(course_dir: Path) -> dict[tuple[str, str, str], float | None]:
