@@ -2,7 +2,6 @@
 (it saves its input instead of its intermediates), and the gradients are the same."""
 
 import math
-import random
 
 import torch
 from torch.utils.checkpoint import checkpoint

@@ -9,7 +9,7 @@ import torch
 from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Table, Tensor
 
-from ._common import call, central
+from ._common import central
 
 N = 3
 KIND = Table(rows=("with_hook", "after_remove"), columns=(("grad", Tensor(shape=(N,))),))

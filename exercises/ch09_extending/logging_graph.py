@@ -1,7 +1,6 @@
 """A logging loop that adds each loss to a running total: total += loss keeps every iteration's
 graph alive (reachable from total), loss.item() and loss.detach() keep none."""
 
-import random
 
 import torch
 

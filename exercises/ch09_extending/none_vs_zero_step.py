@@ -1,7 +1,6 @@
 """zero_grad(set_to_none=True) vs False, then a step() with no new backward, under momentum:
 a None gradient makes SGD skip the parameter; a zero gradient still moves it by μ · buffer."""
 
-import random
 
 import torch
 
