@@ -482,3 +482,25 @@ def test_every_chapter_9_unit_is_in_the_lesson_and_has_a_misconception_of_its_ow
             for w in registry.get(eid).wrong:
                 first_use.setdefault(w.misconception, c.number)
     assert sum(1 for m in new if first_use[m] == 9) >= 10
+
+
+# ---------------------------------------------------------------- the widget
+
+def test_clip_explorer_shows_torch_and_the_formula_and_follows_the_slider():
+    import ipywidgets
+
+    from autograder import clip_explorer
+    from autograder.visual.widgets import clipped_gradients
+
+    box = clip_explorer()
+    assert isinstance(box, ipywidgets.VBox) and bytes(box.plot.value).startswith(b"\x89PNG")
+    total = math.sqrt(1.5**2 + 2.0**2 + 0.5**2 + 1.0**2 + 0.25**2)
+    assert box.numbers["returned"] == pytest.approx(total) == box.numbers["total_by_hand"]
+    assert box.numbers["norm_after"] == pytest.approx(1.0, rel=1e-5)
+    before = bytes(box.plot.value)
+    box.controls["max_norm"].value = 4.0  # above the total norm: nothing is clipped
+    assert bytes(box.plot.value) != before
+    assert box.numbers["scale"] == 1.0 and box.numbers["norm_after"] == pytest.approx(total)
+    c = clipped_gradients([[3.0, 0.0], [0.0, 4.0]], 1.0)
+    assert torch.allclose(c["by_norm"], torch.tensor(c["by_norm_by_hand"], dtype=F64))
+    assert c["by_value"].tolist() == [1.0, 0.0, 0.0, 1.0]  # clamps entries, turns the direction

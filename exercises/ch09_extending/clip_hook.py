@@ -3,6 +3,7 @@ w.grad, and return the handle. Graded on fresh tensors: the clipped gradient, an
 gradient once the handle has been removed."""
 
 import random
+from typing import Any
 
 import torch
 
@@ -15,11 +16,13 @@ N = 3
 KIND = Table(rows=("with_hook", "after_remove"), columns=(("grad", Tensor(shape=(N,))),))
 
 
-def clip_run(attach, w_values: list, x_values: list, c: float) -> dict:
+def clip_run(attach, w_values: list, x_values: list, c: float) -> Any:
     """What the grader runs: loss Σ (w·x)², backward with the hook, remove it, backward again."""
     w = torch.tensor(w_values, dtype=torch.float64, requires_grad=True)
     x = torch.tensor(x_values, dtype=torch.float64)
     handle = attach(w, c)
+    if handle is Ellipsis:  # the starter function, unchanged: "not answered"
+        return Ellipsis
     ((w * x) ** 2).sum().backward()
     clipped = w.grad.clone()
     handle.remove()

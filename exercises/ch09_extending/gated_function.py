@@ -105,7 +105,7 @@ g = torch.tensor({{g}}, dtype=torch.float64)   # the gradient arriving at the ou
 from exercises.ch09_extending._common import function_report   # what the grader runs""",
     answer="Gate",
     call=call("function_report(Gate.apply, [x, y], g)"),
-    placeholder="class Gate(torch.autograd.Function):\n    ...",
+    placeholder="Gate = ...  # replace with your class Gate(torch.autograd.Function)",
     solution="""class Gate(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, y):

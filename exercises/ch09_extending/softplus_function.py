@@ -102,7 +102,7 @@ g = torch.tensor({{g}}, dtype=torch.float64)   # the gradient arriving at the ou
 from exercises.ch09_extending._common import function_report   # what the grader runs""",
     answer="Softplus",
     call=call("function_report(Softplus.apply, [x], g)"),
-    placeholder="class Softplus(torch.autograd.Function):\n    ...",
+    placeholder="Softplus = ...  # replace with your class Softplus(torch.autograd.Function)",
     solution="""class Softplus(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):

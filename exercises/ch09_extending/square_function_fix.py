@@ -114,7 +114,7 @@ yourself before you check.
     setup=SETUP,
     answer="Square",
     call=call("function_report(Square.apply, [x], g)"),
-    placeholder="class Square(torch.autograd.Function):\n    ...",
+    placeholder="Square = ...  # replace with your class Square(torch.autograd.Function)",
     solution="""class Square(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):

@@ -97,7 +97,7 @@ lo, hi = {{lo}}, {{hi}}
 from exercises.ch09_extending._common import function_report   # what the grader runs""",
     answer="ClampSTE",
     call=call("function_report(lambda t: ClampSTE.apply(t, lo, hi), [x], g, second=False)"),
-    placeholder="class ClampSTE(torch.autograd.Function):\n    ...",
+    placeholder="ClampSTE = ...  # replace with your class ClampSTE(torch.autograd.Function)",
     solution="""class ClampSTE(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, lo, hi):
