@@ -54,7 +54,7 @@ class _SavedIntermediate(torch.autograd.Function):
 
 def _run(apply):
     def value(x: list, y: list, g: list) -> dict:
-        return function_report(apply, [torch.tensor(x), torch.tensor(y)], torch.tensor(g))
+        return function_report(apply, [torch.tensor(x, dtype=torch.float64), torch.tensor(y, dtype=torch.float64)], torch.tensor(g, dtype=torch.float64))
     return value
 
 

@@ -17,7 +17,7 @@ KIND = Table(rows=("report",), columns=(("value", Tensor(shape=(N,))), ("grad", 
 
 def _run(fn):
     def value(x: list, g: list) -> dict:
-        return function_report(fn, [torch.tensor(x)], torch.tensor(g), second=False)
+        return function_report(fn, [torch.tensor(x, dtype=torch.float64)], torch.tensor(g, dtype=torch.float64), second=False)
     return value
 
 

@@ -58,7 +58,7 @@ class _SavedOutput(torch.autograd.Function):
 
 def _run(apply):
     def value(x: list, g: list) -> dict:
-        return function_report(apply, [torch.tensor(x)], torch.tensor(g))
+        return function_report(apply, [torch.tensor(x, dtype=torch.float64)], torch.tensor(g, dtype=torch.float64))
     return value
 
 

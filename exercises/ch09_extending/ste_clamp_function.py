@@ -42,7 +42,7 @@ class _NoneBackward(torch.autograd.Function):
 
 def _run(apply):
     def value(x: list, g: list, lo: float, hi: float) -> dict:
-        return function_report(lambda t: apply(t, lo, hi), [torch.tensor(x)], torch.tensor(g),
+        return function_report(lambda t: apply(t, lo, hi), [torch.tensor(x, dtype=torch.float64)], torch.tensor(g, dtype=torch.float64),
                                second=False)
     return value
 
