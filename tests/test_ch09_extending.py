@@ -504,3 +504,27 @@ def test_clip_explorer_shows_torch_and_the_formula_and_follows_the_slider():
     c = clipped_gradients([[3.0, 0.0], [0.0, 4.0]], 1.0)
     assert torch.allclose(c["by_norm"], torch.tensor(c["by_norm_by_hand"], dtype=F64))
     assert c["by_value"].tolist() == [1.0, 0.0, 0.0, 1.0]  # clamps entries, turns the direction
+
+
+def test_what_each_node_of_the_block_saves():
+    x = torch.tensor([0.5, 1.0], requires_grad=True)
+    out = _block(x)
+    exp_node = out.grad_fn
+    pow_node = exp_node.next_functions[0][0]
+    sin_node = pow_node.next_functions[0][0]
+    assert torch.equal(exp_node._saved_result, out)  # exp saves its output
+    assert torch.equal(pow_node._saved_self, torch.sin(x))  # the square saves its input sin x
+    assert sin_node._saved_self is x  # sin saves x itself
+
+
+def test_sign_and_floor_are_recorded_with_a_zero_gradient():
+    t = torch.tensor([0.3, -1.7], requires_grad=True)
+    (torch.sign(t) + torch.floor(t)).sum().backward()
+    assert t.grad.tolist() == [0.0, 0.0]
+
+
+def test_float32_softplus_written_out_overflows_near_88_7_but_f_softplus_does_not():
+    assert 88.7 < math.log(torch.finfo(torch.float32).max) < 88.8
+    xs = torch.tensor([88.0, 89.0])
+    assert torch.isinf(torch.log(1 + torch.exp(xs))).tolist() == [False, True]
+    assert torch.nn.functional.softplus(torch.tensor(100.0)).item() == 100.0

@@ -50,7 +50,10 @@ EXERCISE = Exercise(
 By hand:
 
 ```python
-lin = torch.nn.Linear(2, 2)        # weight W = {{W}}, bias {{bias}}
+lin = torch.nn.Linear(2, 2)
+with torch.no_grad():
+    lin.weight.copy_(torch.tensor({{W}}))   # W
+    lin.bias.copy_(torch.tensor({{bias}}))
 seen = {}
 lin.register_full_backward_hook(lambda module, grad_input, grad_output:
                                 seen.update(gi=grad_input[0], go=grad_output[0]))
