@@ -69,7 +69,7 @@ from exercises.ch09_extending._common import function_report   # what the grader
     return x + (torch.round(x) - x).detach()   # value: round(x); gradient: that of x""",
     kind=KIND,
     params={"x": [0.3, 1.7, -2.2], "g": [1.0, -0.5, 2.0]},
-    hidden=({"x": [-0.8, 2.4, 0.1], "g": [0.5, 1.5, -1.0]},),
+    hidden=({"x": [-0.8, 2.4, 0.1], "g": [0.5, 1.5, -1.0]}, {"x": [3.3, -1.4, 0.6], "g": [-2.0, 1.0, 0.5]}),
     draw=draw,
     reference=reference,
     analytic=analytic,

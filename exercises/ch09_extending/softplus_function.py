@@ -116,7 +116,7 @@ from exercises.ch09_extending._common import function_report   # what the grader
         return grad_out * torch.sigmoid(x)   # e^x / (1 + e^x), computed stably by torch""",
     kind=KIND,
     params={"x": [-2.0, 0.5, 800.0], "g": [1.0, -2.0, 0.5]},
-    hidden=({"x": [3.0, -30.0, 750.0], "g": [0.5, 1.0, -1.0]},),
+    hidden=({"x": [3.0, -30.0, 750.0], "g": [0.5, 1.0, -1.0]}, {"x": [0.0, -50.0, 710.0], "g": [2.0, -0.5, 1.5]}),
     draw=draw,
     reference=reference,
     analytic=analytic,

@@ -127,7 +127,7 @@ yourself before you check.
         return 2 * x * grad_out""",
     kind=KIND,
     params={"x": [0.7, -1.2, 2.0], "g": [1.0, 0.5, -1.0]},
-    hidden=({"x": [1.5, 0.4, -2.0], "g": [2.0, -1.0, 0.5]},),
+    hidden=({"x": [1.5, 0.4, -2.0], "g": [2.0, -1.0, 0.5]}, {"x": [-0.3, 2.5, 1.1], "g": [-1.5, 1.0, 0.25]}),
     draw=draw,
     reference=reference,
     analytic=analytic,
