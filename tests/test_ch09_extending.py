@@ -528,3 +528,15 @@ def test_float32_softplus_written_out_overflows_near_88_7_but_f_softplus_does_no
     xs = torch.tensor([88.0, 89.0])
     assert torch.isinf(torch.log(1 + torch.exp(xs))).tolist() == [False, True]
     assert torch.nn.functional.softplus(torch.tensor(100.0)).item() == 100.0
+
+
+def test_grad_scaler_scales_grads_until_unscale_and_clipping_then_sees_the_true_norm():
+    w = torch.nn.Parameter(torch.tensor([3.0, 4.0]))
+    opt = torch.optim.SGD([w], lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+    scaler.scale((w * w).sum() / 2).backward()
+    assert w.grad.tolist() == [3072.0, 4096.0]
+    scaler.unscale_(opt)
+    assert torch.nn.utils.clip_grad_norm_([w], 1.0).item() == pytest.approx(5.0)
+    scaler.step(opt)
+    assert w.tolist() == pytest.approx([3.0 - 0.1 * 0.6, 4.0 - 0.1 * 0.8], rel=1e-5)
