@@ -540,3 +540,9 @@ def test_grad_scaler_scales_grads_until_unscale_and_clipping_then_sees_the_true_
     assert torch.nn.utils.clip_grad_norm_([w], 1.0).item() == pytest.approx(5.0)
     scaler.step(opt)
     assert w.tolist() == pytest.approx([3.0 - 0.1 * 0.6, 4.0 - 0.1 * 0.8], rel=1e-5)
+
+
+def test_gradgradcheck_checks_the_backward_s_derivative_not_the_backward():
+    x = torch.tensor([0.7, -1.2, 2.0])
+    buggy = function_report(square_function_fix._Buggy.apply, [x], torch.ones(3))["report"]
+    assert not buggy["gradcheck"] and buggy["gradgradcheck"]
