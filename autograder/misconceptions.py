@@ -113,6 +113,8 @@ CATALOGUE: dict[str, str] = {
     "logging_keeps_graph": "total_loss += loss keeps every iteration's graph alive",
     "checkpoint_recomputes": "Checkpointing reruns the block's forward during backward",
     "checkpoint_changes_grads": "Checkpointing changes what is stored, not the gradients",
+    "checkpoint_keeps_inputs": "A checkpointed block keeps its input to recompute from",
+    "saved_per_use": "Each operation saves what its own backward needs, once per operand",
     "jvp_vs_vjp": "Forward mode gives J v; reverse mode gives v^T J",
     "jacfwd_columns": "jacfwd needs one JVP per input, jacrev one VJP per output",
     "unused_grad_none": "An input the output does not use gets a None gradient, not zero",

@@ -546,3 +546,15 @@ def test_gradgradcheck_checks_the_backward_s_derivative_not_the_backward():
     x = torch.tensor([0.7, -1.2, 2.0])
     buggy = function_report(square_function_fix._Buggy.apply, [x], torch.ones(3))["report"]
     assert not buggy["gradcheck"] and buggy["gradgradcheck"]
+
+
+def test_mul_saves_both_operands_relu_and_sigmoid_their_output_log_and_add_as_stated():
+    t = torch.tensor([0.5, -1.0], requires_grad=True)
+    prod = t * t
+    assert prod.grad_fn._saved_self is t and prod.grad_fn._saved_other is t
+    r = torch.relu(t)
+    assert torch.equal(r.grad_fn._saved_result, r)
+    s = torch.sigmoid(torch.log(t.abs() + 1))
+    assert torch.equal(s.grad_fn._saved_result, s)
+    added = t + t
+    assert not [a for a in dir(added.grad_fn) if a.startswith("_saved_") and a != "_saved_alpha"]
