@@ -434,6 +434,23 @@ def attach_clip(w, c):
 def jvp_dual(f, x, v):
     return torch.func.jvp(f, (x,), (v,))[1]
 """, "correct", None),
+    "saved tensors: counted once per distinct tensor": ("saved_tensor_count", """
+def count_saved(fn, x):
+    seen = set()
+    def pack(t):
+        seen.add(id(t))
+        return t
+    with saved_tensors_hooks(pack, lambda t: t):
+        out = fn(x)
+    return len(seen)
+""", "wrong", "saved_per_use"),
+    "saved tensors: the lesson's list-append counter": ("saved_tensor_count", """
+def count_saved(fn, x):
+    packed = []
+    with saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+        fn(x)
+    return len(packed)
+""", "correct", None),
     "ste round: detach on the wrong term": ("round_ste", """
 def round_ste(x):
     return x.detach() + (torch.round(x) - x)
