@@ -8,6 +8,7 @@ import torch
 
 from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Table, Tensor
+from autograder.numeric import gradient
 
 KIND = Table(rows=("grad_input", "grad_output"), columns=(("value", Tensor(shape=(2,))),))
 
@@ -31,6 +32,20 @@ def _wt_c(W: list, c: list) -> list:
 def analytic(W: list, bias: list, x: list, c: list) -> dict:
     # out_i = Σ_j W_ij x_j + b_i and L = Σ_i c_i out_i: dL/dout = c, dL/dx_j = Σ_i W_ij c_i
     return {"grad_input": {"value": _wt_c(W, c)}, "grad_output": {"value": list(c)}}
+
+
+def finite_diff(W: list, bias: list, x: list, c: list) -> dict:
+    def out(xv: list) -> list:
+        return [sum(W[i][j] * xv[j] for j in range(2)) + bias[i] for i in range(2)]
+
+    def loss_of_x(*xv: float) -> float:
+        return sum(ci * oi for ci, oi in zip(c, out(list(xv)), strict=True))
+
+    def loss_of_out(*ov: float) -> float:
+        return sum(ci * oi for ci, oi in zip(c, ov, strict=True))
+
+    return {"grad_input": {"value": gradient(loss_of_x, x)},
+            "grad_output": {"value": gradient(loss_of_out, out(x))}}
 
 
 def draw(rng: random.Random) -> dict:
@@ -78,6 +93,7 @@ module_grads = {"grad_input": {"value": Wt @ c},      # dL/dx: back through out 
     draw=draw,
     reference=reference,
     analytic=analytic,
+    finite_diff=finite_diff,
     wrong=(
         Wrong("backward_hook_in_out",
               lambda W, bias, x, c: {"grad_input": {"value": list(c)}, "grad_output": {"value": _wt_c(W, c)}},
