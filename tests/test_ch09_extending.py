@@ -127,6 +127,8 @@ def test_a_straight_through_backward_fails_gradcheck_and_none_is_no_gradient():
 
 
 def test_mark_non_differentiable_and_once_differentiable():
+    index_grads = []
+
     class MaxWithIndex(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -139,6 +141,7 @@ def test_mark_non_differentiable_and_once_differentiable():
         @staticmethod
         @once_differentiable
         def backward(ctx, grad_value, grad_index):
+            index_grads.append(grad_index)
             (index,) = ctx.saved_tensors
             grad = torch.zeros(ctx.n, dtype=grad_value.dtype)
             grad[index] = grad_value
@@ -147,6 +150,8 @@ def test_mark_non_differentiable_and_once_differentiable():
     x = f64(0.5, 3.0, -1.0)
     value, index = MaxWithIndex.apply(x)
     assert value.requires_grad and not index.requires_grad
+    torch.autograd.grad(value, x, retain_graph=True)
+    assert index_grads[0].shape == index.shape and not index_grads[0].any()  # always zeros
     assert not gradgradcheck(lambda t: MaxWithIndex.apply(t)[0], (x,), raise_exception=False)
     (g,) = torch.autograd.grad(value**2, x, create_graph=True)
     with pytest.raises(RuntimeError, match="once_differentiable"):
