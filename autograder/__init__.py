@@ -21,6 +21,7 @@ _EXPORTS = {
     "vjp_explorer": "autograder.visual.widgets",
     "descent_stepper": "autograder.visual.widgets",
     "meta_gradient_explorer": "autograder.visual.widgets",
+    "clip_explorer": "autograder.visual.widgets",
 }
 
 __all__ = sorted(_EXPORTS)

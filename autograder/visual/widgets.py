@@ -612,3 +612,70 @@ def meta_gradient_explorer(x0: float = 1.0, alpha: float = 0.001) -> W.VBox:
                  "two slopes nearly agree; raise α and the cut slope visibly misses the "
                  "curve.",
                  {"X": x, "alpha": a}, render)
+
+
+# ---------------------------------------------------------------- 8. gradient clipping
+
+def clipped_gradients(grads: Sequence[Sequence[float]], max_norm: float) -> dict[str, Any]:
+    """What torch's two clipping utilities do to these gradients, and the formulas by hand.
+
+    ``clip_grad_norm_`` scales every gradient by one factor min(1, max_norm / (total + 1e-6))
+    and returns the total 2-norm before clipping; ``clip_grad_value_`` clamps each entry.
+    """
+    params = [torch.zeros(len(g), dtype=F64, requires_grad=True) for g in grads]
+    for p, g in zip(params, grads, strict=True):
+        p.grad = torch.tensor(list(g), dtype=F64)
+    returned = torch.nn.utils.clip_grad_norm_(params, max_norm).item()
+    by_norm = [p.grad.clone() for p in params]
+    for p, g in zip(params, grads, strict=True):
+        p.grad = torch.tensor(list(g), dtype=F64)
+    torch.nn.utils.clip_grad_value_(params, max_norm)
+    by_value = [p.grad.clone() for p in params]
+    flat = [float(v) for g in grads for v in g]
+    total = sum(v * v for v in flat) ** 0.5  # by hand, no torch
+    scale = min(1.0, max_norm / (total + 1e-6))
+    return {"returned": returned, "total_by_hand": total, "scale": scale,
+            "by_norm": torch.cat(by_norm), "by_value": torch.cat(by_value),
+            "by_norm_by_hand": [v * scale for v in flat],
+            "norm_after": torch.cat(by_norm).norm().item()}
+
+
+@skipped_when_headless
+def clip_explorer(grads: Sequence[Sequence[float]] = ((1.5, -2.0), (0.5, 1.0, -0.25)),
+                  max_norm: float = 1.0) -> W.VBox:
+    """Slide max_norm: compare clip_grad_norm_ (one scale for all) with clip_grad_value_."""
+    limit = slider("max_norm (and clip value)", max_norm, 0.1, 4.0, 0.05)
+    flat = [float(v) for g in grads for v in g]
+    labels = [f"p{i}[{j}]" for i, g in enumerate(grads) for j in range(len(g))]
+
+    def render() -> tuple[str, Figure, dict[str, float]]:
+        c = clipped_gradients(grads, limit.value)
+        fig, ax = figure(5.4, 3.2)
+        xs = torch.arange(len(flat), dtype=F64)
+        width = 0.27
+        ax.bar(xs - width, flat, width, color=MUTED, label="gradient")
+        ax.bar(xs, c["by_norm"], width, color=ACCENT, label="clip_grad_norm_")
+        ax.bar(xs + width, c["by_value"], width, color=BAD, label="clip_grad_value_")
+        ax.axhline(0, color=INK, lw=0.8)
+        ax.set_xticks(xs.tolist(), labels, fontsize=8)
+        ax.legend(fontsize=7.5)
+        clipped = c["scale"] < 1.0
+        text = rows([("total norm (returned)", f"<b>{num(c['returned'])}</b>"),
+                     ("by hand: √Σ g²", num(c["total_by_hand"])),
+                     ("scale min(1, max/(total+1e-6))", num(c["scale"])),
+                     ("norm after clip_grad_norm_", num(c["norm_after"])),
+                     ("clip_grad_norm_", vec(c["by_norm"])),
+                     ("by hand: scale · g", vec(c["by_norm_by_hand"])),
+                     ("clip_grad_value_", vec(c["by_value"]))])
+        text += note("clip_grad_norm_ multiplies every gradient by the same factor, so the "
+                     "update keeps its direction and only gets shorter; clip_grad_value_ cuts "
+                     "each entry on its own, which can turn the direction."
+                     if clipped else "The total norm is below max_norm: clip_grad_norm_ leaves "
+                     "every gradient as it is.", MUTED)
+        return text, fig, {"max_norm": limit.value, "returned": c["returned"],
+                           "total_by_hand": c["total_by_hand"], "scale": c["scale"],
+                           "norm_after": c["norm_after"]}
+
+    return panel("Clipping gradients: by norm or by value",
+                 "Two parameters' gradients, five numbers. Slide the limit and compare what "
+                 "the two utilities do.", {"max_norm": limit}, render)
