@@ -14,6 +14,7 @@ from torch.autograd.graph import save_on_cpu, saved_tensors_hooks
 from torch.utils.checkpoint import checkpoint
 
 from autograder import registry
+from autograder.harness import function_report
 from autograder.selfcheck import grade_feedback
 from exercises.ch09_extending import (
     checkpoint_recompute,
@@ -23,7 +24,6 @@ from exercises.ch09_extending import (
     square_function_fix,
     ste_clamp_function,
 )
-from exercises.ch09_extending._common import function_report
 
 F64 = torch.float64
 

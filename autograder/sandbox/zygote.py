@@ -50,7 +50,7 @@ PRELOAD = (
     "torch.utils.checkpoint", "ipywidgets",
     # the student runtime itself
     "autograder", "autograder.selfcheck", "autograder.answers", "autograder.visual.graph",
-    "autograder.visual.widgets", "autograder.sandbox.child",
+    "autograder.visual.widgets", "autograder.sandbox.child", "autograder.harness",
 )
 MAX_CONTROL_BYTES = 1 << 20
 

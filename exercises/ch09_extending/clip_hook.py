@@ -3,32 +3,15 @@ w.grad, and return the handle. Graded on fresh tensors: the clipped gradient, an
 gradient once the handle has been removed."""
 
 import random
-from typing import Any
-
-import torch
 
 from autograder.exercise import Exercise, Wrong
+from autograder.harness import call, clip_run
 from autograder.kinds import Table, Tensor
 
 from ._common import central
 
 N = 3
 KIND = Table(rows=("with_hook", "after_remove"), columns=(("grad", Tensor(shape=(N,))),))
-
-
-def clip_run(attach, w_values: list, x_values: list, c: float) -> Any:
-    """What the grader runs: loss Σ (w·x)², backward with the hook, remove it, backward again."""
-    w = torch.tensor(w_values, dtype=torch.float64, requires_grad=True)
-    x = torch.tensor(x_values, dtype=torch.float64)
-    handle = attach(w, c)
-    if handle is Ellipsis:  # the starter function, unchanged: "not answered"
-        return Ellipsis
-    ((w * x) ** 2).sum().backward()
-    clipped = w.grad.clone()
-    handle.remove()
-    w.grad = None
-    ((w * x) ** 2).sum().backward()
-    return {"with_hook": {"grad": clipped}, "after_remove": {"grad": w.grad}}
 
 
 def reference(w: list, x: list, c: float) -> dict:
@@ -78,10 +61,9 @@ $L = \sum_i (w_i x_i)^2$ and calls `backward()` with your hook in place, then ca
 `w = {{w}}`, `x = {{x}}`, `c = {{c}}` and at fresh values.
 """,
     setup="""w, x, c = {{w}}, {{x}}, {{c}}
-from exercises.ch09_extending.clip_hook import clip_run   # what the grader runs""",
+from autograder.harness import clip_run   # what the grader runs""",
     answer="attach_clip",
-    call=("__import__('exercises.ch09_extending.clip_hook', fromlist=['clip_run'])"
-          ".clip_run(attach_clip, w, x, c)"),
+    call=call("clip_run(attach_clip, w, x, c)"),
     placeholder="def attach_clip(w, c):\n    return ...",
     solution="""def attach_clip(w, c):
     return w.register_hook(lambda grad: grad.clamp(-c, c))   # a new tensor replaces the gradient""",

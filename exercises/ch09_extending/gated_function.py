@@ -102,7 +102,7 @@ The grader runs `function_report(Gate.apply, [x, y], g)` with `x = {{x}}`, `y = 
     setup="""x = torch.tensor({{x}}, dtype=torch.float64)
 y = torch.tensor({{y}}, dtype=torch.float64)
 g = torch.tensor({{g}}, dtype=torch.float64)   # the gradient arriving at the output
-from exercises.ch09_extending._common import function_report   # what the grader runs""",
+from autograder.harness import function_report   # what the grader runs""",
     answer="Gate",
     call=call("function_report(Gate.apply, [x, y], g)"),
     placeholder="Gate = ...  # replace with your class Gate(torch.autograd.Function)",

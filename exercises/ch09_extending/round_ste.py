@@ -61,7 +61,7 @@ The grader runs `function_report(round_ste, [x], g, second=False)` with `x = {{x
 """,
     setup="""x = torch.tensor({{x}}, dtype=torch.float64)
 g = torch.tensor({{g}}, dtype=torch.float64)   # the gradient arriving at the output
-from exercises.ch09_extending._common import function_report   # what the grader runs""",
+from autograder.harness import function_report   # what the grader runs""",
     answer="round_ste",
     call=call("function_report(round_ste, [x], g, second=False)"),
     placeholder="def round_ste(x):\n    return ...",

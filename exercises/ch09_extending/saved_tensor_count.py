@@ -4,13 +4,13 @@ nothing (3 per block); t * t saves t twice and relu its output (3 per step); a c
 block keeps only its input (1)."""
 
 
-from typing import Any
 
 import torch
 from torch.autograd.graph import saved_tensors_hooks
 from torch.utils.checkpoint import checkpoint
 
 from autograder.exercise import Exercise, Wrong, table_with
+from autograder.harness import call
 from autograder.kinds import Number, Table
 
 ROWS = ("chain", "checkpointed", "square_relu")
@@ -50,17 +50,6 @@ def _count(fn, x: torch.Tensor) -> int:
     with saved_tensors_hooks(pack, lambda t: t):
         fn(x)
     return packed[0]
-
-
-def saved_table(count, n: int, x: torch.Tensor) -> Any:
-    """What the grader runs: the student's counter on the setup's three functions."""
-    table = {}
-    for name, fn in _functions(n).items():
-        saved = count(fn, x)
-        if saved is Ellipsis:  # the starter function, unchanged: "not answered"
-            return Ellipsis
-        table[name] = {"saved": saved}
-    return table
 
 
 def reference(n: int, x: list) -> dict:
@@ -114,8 +103,8 @@ Before you run it, predict the three counts for $n = {{n}}$: which operations sa
 """,
     setup=SETUP,
     answer="count_saved",
-    call=("__import__('exercises.ch09_extending.saved_tensor_count', fromlist=['saved_table'])"
-          ".saved_table(count_saved, n, x)"),
+    call=call("saved_table(count_saved, {'chain': chain, 'checkpointed': checkpointed, "
+              "'square_relu': square_relu}, x)"),
     placeholder="def count_saved(fn, x):\n    return ...",
     solution="""def count_saved(fn, x):
     packed = []

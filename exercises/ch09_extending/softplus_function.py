@@ -99,7 +99,7 @@ at fresh inputs, one of them always above $709.8$; it compares with
 """,
     setup="""x = torch.tensor({{x}}, dtype=torch.float64)
 g = torch.tensor({{g}}, dtype=torch.float64)   # the gradient arriving at the output
-from exercises.ch09_extending._common import function_report   # what the grader runs""",
+from autograder.harness import function_report   # what the grader runs""",
     answer="Softplus",
     call=call("function_report(Softplus.apply, [x], g)"),
     placeholder="Softplus = ...  # replace with your class Softplus(torch.autograd.Function)",

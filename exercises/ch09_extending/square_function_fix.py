@@ -82,7 +82,7 @@ def draw(rng: random.Random) -> dict:
 
 SETUP = """x = torch.tensor({{x}}, dtype=torch.float64)
 g = torch.tensor({{g}}, dtype=torch.float64)   # the gradient arriving at the output
-from exercises.ch09_extending._common import function_report   # what the grader runs"""
+from autograder.harness import function_report   # what the grader runs"""
 
 EXERCISE = Exercise(
     id="square_function_fix",

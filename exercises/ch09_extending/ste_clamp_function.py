@@ -94,7 +94,7 @@ it, predict what `gradcheck` will say about your (correct) class.
     setup="""x = torch.tensor({{x}}, dtype=torch.float64)
 g = torch.tensor({{g}}, dtype=torch.float64)   # the gradient arriving at the output
 lo, hi = {{lo}}, {{hi}}
-from exercises.ch09_extending._common import function_report   # what the grader runs""",
+from autograder.harness import function_report   # what the grader runs""",
     answer="ClampSTE",
     call=call("function_report(lambda t: ClampSTE.apply(t, lo, hi), [x], g, second=False)"),
     placeholder="ClampSTE = ...  # replace with your class ClampSTE(torch.autograd.Function)",
