@@ -88,6 +88,8 @@ def _parser() -> argparse.ArgumentParser:
                                       "per exercise, the most common misconceptions")
     p.add_argument("course_dir", type=Path, help="a graded course folder")
     p.add_argument("--out", type=Path, help="output folder (default COURSE_DIR/reports)")
+    p.add_argument("--assignment", action="append",
+                   help="only this assignment (repeatable; default: all)")
     p.set_defaults(run=_lazy("autograder.grading.report:report_cli"))
 
     p = sub.add_parser("feedback", help="write per-student feedback HTML (verdict, misconception, "

@@ -284,7 +284,7 @@ def test_csv_has_one_row_per_exercise(tmp_path: Path) -> None:
         {"id": EX.id, "points": 0.5, "max_points": 1.0, "verdict": "partial", "misconception": None}]}
     store.write_csv(tmp_path / "s.csv", [result])
     assert (tmp_path / "s.csv").read_text().splitlines() == [
-        ",".join(store.CSV_COLUMNS), f"ann,ch,{EX.id},0.5,1,partial,"]
+        ",".join(store.CSV_COLUMNS), f"ann,ch,{EX.id},0.5,1,partial,,auto"]
 
 
 def test_feedback_page_escapes_and_gives_the_hint() -> None:

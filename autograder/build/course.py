@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -98,19 +99,26 @@ def execute(path: Path, out: Path, timeout: int = 300) -> NotebookNode:
 
 def build(*, only: list[str] | None = None, solutions: bool = True, course: Path | None = None,
           notebooks: Path = REPO / "notebooks", solutions_dir: Path = REPO / "solutions",
-          keep_student_work: bool = False, log=print) -> None:
+          keep_student_work: bool = False, sources: Path | None = None, log=print) -> None:
     """Build chapters. ``course`` defaults to a throwaway folder: the build needs nbgrader's
-    pipeline, not a lasting gradebook, and parallel builds must not share one SQLite file."""
+    pipeline, not a lasting gradebook, and parallel builds must not share one SQLite file.
+    With ``sources`` (a course's ``source/`` folder) each chapter's nbgrader source notebook is
+    written there too, for the instructor's own ``nbgrader generate_assignment``."""
     if course is None:
         with tempfile.TemporaryDirectory(prefix="gradtutor-build-") as tmp:
             return build(only=only, solutions=solutions, course=Path(tmp), notebooks=notebooks,
-                         solutions_dir=solutions_dir, keep_student_work=keep_student_work, log=log)
+                         solutions_dir=solutions_dir, keep_student_work=keep_student_work,
+                         sources=sources, log=log)
     notebooks.mkdir(exist_ok=True)
     solutions_dir.mkdir(exist_ok=True)
     for chapter in registry.chapters():
         if only and chapter.slug not in only and str(chapter.number) not in only:
             continue
         src = write_source(chapter, course)
+        if sources is not None:
+            (sources / chapter.slug).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, sources / chapter.slug / src.name)
+            log(f"wrote {sources.name}/{chapter.slug}/{src.name}")
         student = normalise(nbformat.read(release(chapter, course), as_version=4))
         target = notebooks / f"{chapter.slug}.ipynb"
         if keep_student_work and target.exists() and _differs(target, student):
@@ -129,7 +137,11 @@ def _differs(path: Path, nb: NotebookNode) -> bool:
 
 
 def build_cli(*, chapters: list[str], solutions: bool, keep_student_work: bool) -> int:
-    build(only=chapters or None, solutions=solutions, keep_student_work=keep_student_work)
+    """Everything goes into the working directory: notebooks/, solutions/ and the nbgrader
+    course's course/source/<chapter>/ (never into the folder the package was installed from)."""
+    here = Path.cwd()
+    build(only=chapters or None, solutions=solutions, keep_student_work=keep_student_work,
+          notebooks=here / "notebooks", solutions_dir=here / "solutions", sources=here / "course" / "source")
     return 0
 
 

@@ -64,7 +64,7 @@ def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, c
     if shard is not None:
         results = [r for r in results if (r["student"], r["assignment"]) in groups]
     if csv is not None:
-        store.write_csv(csv, results)
+        store.write_csv(csv, store.reconcile(course_dir, results))
     _summary(results, todo, time.monotonic() - started, csv, not_graded)
     return 1 if not_graded else 0
 
@@ -94,7 +94,7 @@ def _gather(course_dir: Path, assignment: list[str] | None, csv: Path | None) ->
                                             _grade_ids(sources[result["assignment"]], names), late))
             store.write_result(course_dir, result)
     if csv is not None:
-        store.write_csv(csv, results)
+        store.write_csv(csv, store.reconcile(course_dir, results))
     print(f"Gathered {len(results)} result(s) into {course_dir / 'gradebook.db'}."
           + (f" Scores written to {csv}." if csv is not None else ""), file=sys.stderr)
     return 0
@@ -324,5 +324,9 @@ def _summary(results: list[dict], todo: dict, seconds: float, csv: Path | None,
         print(f"WARNING: {len(not_graded)} submission(s) were NOT graded because the grader failed "
               f"(e.g. {student}/{assignment}: {why}). Nothing was stored for them; run the same "
               "command again to grade them.", file=sys.stderr)
+    kept = sum(r.get("manual_grades", 0) for r in results)
+    if kept:
+        print(f"Kept {kept} manual grade(s) entered in the formgrader: they count instead of the "
+              "auto score, as in nbgrader (reports, feedback and --csv show them).", file=sys.stderr)
     if csv is not None:
         print(f"Scores written to {csv}.", file=sys.stderr)

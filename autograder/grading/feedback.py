@@ -1,8 +1,15 @@
 """``gradtutor feedback COURSE_DIR``: one HTML page per student and assignment.
 
-Built from the results files only (never from the notebook or the exercise's references), so a
-page can show what was judged but cannot leak a hidden value or a reference answer: it holds
-the verdict, the grader's message, the diagnosed misconception's name and its hint.
+Built from the results files and the gradebook only (never from the notebook or the exercise's
+references), so a page can show what was judged but cannot leak a hidden value or a reference
+answer: it holds the verdict, the grader's message, the diagnosed misconception's name and its
+hint, and what the teaching team entered in the formgrader (manual grades, comments) and the
+late penalty, as ``nbgrader export`` has them.
+
+Where it goes: ``feedback/<student>/<assignment>/feedback.html``, and into the page nbgrader's
+``release_feedback`` hands out, ``<notebook>.html`` (put at the top of nbgrader's own page
+when ``nbgrader generate_feedback`` wrote one, or as that page otherwise), with the
+submission's ``submission_secret.txt`` beside it, so ``fetch_feedback`` delivers it.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from pathlib import Path
 from .. import misconceptions, registry
 from ..contract import SubmissionResult
 from ..feedback import VERDICTS
-from .store import load_results, write_atomic
+from .store import load_results, reconcile, submission_secret, write_atomic
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1f2328;
@@ -26,34 +33,77 @@ border-radius:4px} .ex h2{font-size:1.05rem;margin:0} .pts{float:right;font-weig
 """
 
 
+BEGIN, END = "<!-- gradtutor feedback -->", "<!-- /gradtutor feedback -->"
+
+
 def feedback_cli(*, course_dir: Path) -> int:
-    results = load_results(course_dir)
+    results = reconcile(course_dir, load_results(course_dir))
     if not results:
         print(f"gradtutor feedback: no results under {course_dir}/gradtutor/results; run "
               "`gradtutor grade` first.", file=sys.stderr)
         return 1
+    merged = 0
     for result in results:
-        path = course_dir / "feedback" / result["student"] / result["assignment"] / "feedback.html"
-        write_atomic(path, page(result).encode())
+        folder = course_dir / "feedback" / result["student"] / result["assignment"]
+        write_atomic(folder / "feedback.html", page(result).encode())
+        merged += _into_nbgraders_pages(course_dir, folder, result)
     print(f"Wrote {len(results)} feedback page(s) to {course_dir / 'feedback'}"
-          "/<student>/<assignment>/feedback.html.", file=sys.stderr)
+          f"/<student>/<assignment>/feedback.html, and put them into {merged} page(s) that "
+          "`nbgrader release_feedback` hands out.", file=sys.stderr)
     return 0
+
+
+def _into_nbgraders_pages(course_dir: Path, folder: Path, result: SubmissionResult) -> int:
+    """Our summary at the top of each ``<notebook>.html`` (nbgrader's page, or ours alone)."""
+    graded = course_dir / "autograded" / result["student"] / result["assignment"]
+    notebooks = sorted(p.stem for p in graded.glob("*.ipynb"))
+    secret = submission_secret(course_dir, result["student"], result["assignment"])
+    if secret is not None:
+        write_atomic(folder / "submission_secret.txt", secret.encode())
+    for name in notebooks:
+        target = folder / f"{name}.html"
+        block = f"{BEGIN}<style>{STYLE}</style><div class='gradtutor'>{_body(result)}</div>{END}"
+        if target.exists():
+            text = target.read_text()
+            if BEGIN in text and END in text:  # a re-run: replace our block
+                text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+            else:
+                at = text.find(">", text.find("<body")) + 1 if "<body" in text else 0
+                text = text[:at] + block + text[at:]
+        else:
+            text = page(result).replace("<body>", f"<body>{BEGIN}", 1).replace("</body>", f"{END}</body>", 1)
+        write_atomic(target, text.encode())
+    return len(notebooks)
 
 
 def page(result: SubmissionResult) -> str:
     esc = html.escape
     title = f"{result['assignment']}: feedback for {result['student']}"
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}"
-             f"</title><style>{STYLE}</style></head><body>",
-             f"<h1>{esc(_chapter_title(result['assignment']))}</h1>",
-             f"<p class='meta'>{esc(result['student'])} · score <b>{result['score']:g} / "
-             f"{result['max_score']:g}</b> · graded {esc(str(result.get('graded_at', '')))}</p>"]
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}"
+            f"</title><style>{STYLE}</style></head><body>{_body(result)}</body></html>")
+
+
+def _body(result: SubmissionResult) -> str:
+    esc = html.escape
+    score = f"score <b>{result['score']:g} / {result['max_score']:g}</b>"
+    if result.get("penalty"):
+        score += (f" · late by {_duration(result.get('seconds_late', 0))}: penalty "
+                  f"−{result['penalty']:g} · total <b>{result.get('total', result['score']):g}</b>")
+    elif result.get("seconds_late"):
+        score += f" · late by {_duration(result['seconds_late'])} (no penalty)"
+    parts = [f"<h1>{esc(_chapter_title(result['assignment']))}</h1>",
+             f"<p class='meta'>{esc(result['student'])} · {score} · graded "
+             f"{esc(str(result.get('graded_at', '')))}</p>"]
     if result.get("reason"):
         label = "Your notebook could not be graded" if result["status"] == "failed" else "Note"
         parts.append(f"<p class='note'><b>{label}:</b> {esc(result['reason'])}</p>")
     parts += [_exercise(e) for e in result["exercises"]]
-    parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
 def _exercise(e: dict) -> str:
@@ -64,6 +114,13 @@ def _exercise(e: dict) -> str:
             f"<h2>{esc(title)} <span class='pts'>{e['points']:g} / {e['max_points']:g}</span></h2>",
             f"<div class='label'>{mark} {esc(label)}</div>",
             f"<div>{esc(str(e.get('message') or ''))}</div>"]
+    if e.get("manual"):
+        rows.append(f"<div><b>Graded by hand:</b> {e['points']:g} (the autograder gave "
+                    f"{e.get('auto_points', 0):g})</div>")
+    if e.get("extra_credit"):
+        rows.append(f"<div><b>Extra credit:</b> +{e['extra_credit']:g}</div>")
+    if e.get("comment"):
+        rows.append(f"<div><b>Comment from your teacher:</b> {esc(e['comment'])}</div>")
     if e.get("misconception"):
         rows.append(f"<div><b>Likely misconception:</b> {esc(misconceptions.name(e['misconception']))}"
                     "</div>")

@@ -15,6 +15,7 @@ import base64
 import csv
 import html
 import io
+import sqlite3
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -91,16 +92,19 @@ class ClassSummary:
     exercises: list[ExerciseStats]
     misconceptions: list[MisconceptionStats]  # re-teach first at the top
     failed: list[dict]
+    missing: list[tuple[str, str]] = field(default_factory=list)  # (student, assignment) not submitted
 
 
-def summarise(results: list[dict]) -> ClassSummary:
+def summarise(results: list[dict], roster: dict[str, list[str]] | None = None) -> ClassSummary:
+    """``roster`` (student -> the assignments expected of them) adds those who submitted
+    nothing: listed as missing, with 0 of the assignment's points."""
     students: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     exercises: dict[str, ExerciseStats] = {}
     found: dict[str, MisconceptionStats] = {}
     expected = _exercises_per_assignment(results)
     for r in results:
         tally = students[r["student"]]
-        tally[0] += float(r.get("score") or 0.0)
+        tally[0] += float(r.get("total", r.get("score")) or 0.0)  # after any late penalty
         tally[1] += float(r.get("max_score") or 0.0)
         seen = set()
         for e in r["exercises"]:
@@ -119,8 +123,15 @@ def summarise(results: list[dict]) -> ClassSummary:
         for eid in expected[r["assignment"]] - seen:
             stats = exercises.setdefault(eid, ExerciseStats(eid, r["assignment"]))
             stats.outcomes["failed"] += 1
+    handed = {(r["student"], r["assignment"]) for r in results}
+    top = {r["assignment"]: float(r.get("max_score") or 0.0) for r in results}
+    missing = sorted((st, a) for st, assignments in (roster or {}).items() for a in assignments
+                     if (st, a) not in handed)
+    for st, a in missing:
+        students[st][1] += top.get(a, 0.0)
     order = {ex.id: i for i, ex in enumerate(registry.all_exercises())}
     return ClassSummary(
+        missing=missing,
         results=results,
         students={s: (t[0], t[1]) for s, t in sorted(students.items())},
         exercises=sorted(exercises.values(),
@@ -258,12 +269,42 @@ def write_csvs(summary: ClassSummary, out: Path) -> list[Path]:
             w.writerow([rank, m.id, m.name, len(m.students), m.occurrences,
                         " ".join(e for e, _ in m.exercises.most_common()),
                         " ".join(sorted(m.students))])
+    by_student: dict[str, list[dict]] = defaultdict(list)
+    for r in summary.results:
+        by_student[r["student"]].append(r)
+    missing: dict[str, list[str]] = defaultdict(list)
+    for st, a in summary.missing:
+        missing[st].append(a)
     with paths[2].open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["student", "score", "max_score", "percent"])
+        w.writerow(["student", "score", "max_score", "percent", "submitted", "not_submitted", "late",
+                    "penalty"])
         for student, (score, top) in summary.students.items():
-            w.writerow([student, f"{score:g}", f"{top:g}", f"{100 * score / top:.1f}" if top else ""])
+            mine = by_student[student]
+            w.writerow([_cell(student), f"{score:g}", f"{top:g}", f"{100 * score / top:.1f}" if top else "",
+                        len(mine), len(missing[student]), sum(bool(r.get("seconds_late")) for r in mine),
+                        f"{sum(r.get('penalty', 0.0) for r in mine):g}"])
+    paths.append(out / "submissions.csv")
+    with paths[3].open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["student", "assignment", "status", "score", "late_penalty", "total", "max_score",
+                    "seconds_late", "late", "graded_by_hand"])
+        rows = [(r["student"], r["assignment"], r) for r in summary.results]
+        rows += [(st, a, None) for st, a in summary.missing]
+        for student, assignment, r in sorted(rows, key=lambda t: (t[1], t[0])):
+            if r is None:
+                w.writerow([_cell(student), assignment, "not submitted", 0, 0, 0, "", "", "", ""])
+                continue
+            w.writerow([_cell(student), assignment, r.get("status", "graded"), f"{r['score']:g}",
+                        f"{r.get('penalty', 0.0):g}", f"{r.get('total', r['score']):g}", f"{r['max_score']:g}",
+                        f"{r.get('seconds_late', 0.0):g}", "yes" if r.get("seconds_late") else "no",
+                        sum(bool(e.get("manual")) for e in r["exercises"])])
     return paths
+
+
+def _cell(value: str) -> str:
+    """A spreadsheet must not read a student id as a formula (=, +, -, @ at the start)."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@") else value
 
 
 # ---------------------------------------------------------------- HTML
@@ -345,6 +386,10 @@ def render_html(summary: ClassSummary, course_dir: Path, unreadable: list[str]) 
     parts += ["<h2>Score distribution</h2>", _img(score_histogram(summary)),
               "<h2>Success per exercise</h2>", _img(exercise_bars(summary)),
               _exercise_table(summary)]
+    if summary.missing:
+        parts.append("<h2>Not submitted</h2><table><tr><th>student</th><th>assignment</th></tr>")
+        parts += [f"<tr><td>{esc(st)}</td><td>{esc(a)}</td></tr>" for st, a in summary.missing]
+        parts.append("</table>")
     if summary.failed or unreadable:
         parts.append("<h2>Submissions that could not be graded</h2><table><tr><th>student</th>"
                      "<th>assignment</th><th>reason</th></tr>")
@@ -354,7 +399,8 @@ def render_html(summary: ClassSummary, course_dir: Path, unreadable: list[str]) 
         for path in unreadable:
             parts.append(f"<tr><td colspan=2>{esc(path)}</td><td>unreadable results file</td></tr>")
         parts.append("</table>")
-    parts.append("<p class='sub'>Also written: exercises.csv, misconceptions.csv, students.csv."
+    parts.append("<p class='sub'>Also written: exercises.csv, misconceptions.csv, students.csv, "
+                 "submissions.csv."
                  "</p></body></html>")
     return "\n".join(parts)
 
@@ -374,25 +420,41 @@ def _exercise_table(summary: ClassSummary) -> str:
     return "\n".join(rows)
 
 
-def write_report(course_dir: Path, out: Path | None = None) -> Path | None:
-    """Write the report; ``None`` when there is nothing graded to report on."""
+def roster(course_dir: Path, assignments: list[str] | None = None) -> dict[str, list[str]]:
+    """Every student in the gradebook, with the assignments expected of them (all released ones)."""
+    db = course_dir / "gradebook.db"
+    if not db.exists():
+        return {}
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        students = [row[0] for row in conn.execute("SELECT id FROM student ORDER BY id")]
+        names = [row[0] for row in conn.execute("SELECT name FROM assignment ORDER BY name")]
+    names = [a for a in names if not assignments or a in assignments]
+    return {st: names for st in students}
+
+
+def write_report(course_dir: Path, out: Path | None = None,
+                 assignments: list[str] | None = None) -> Path | None:
+    """Write the report (of these assignments); ``None`` when there is nothing graded."""
     results, unreadable = load_results(course_dir)
+    results = store.reconcile(course_dir, [r for r in results
+                                           if not assignments or r["assignment"] in assignments])
     if not results:
         return None
     out = out or course_dir / "reports"
     out.mkdir(parents=True, exist_ok=True)
-    summary = summarise(results)
+    summary = summarise(results, roster(course_dir, assignments))
     write_csvs(summary, out)
     page = out / "report.html"
     page.write_text(render_html(summary, course_dir, unreadable))
     return page
 
 
-def report_cli(*, course_dir: Path, out: Path | None) -> int:
-    page = write_report(course_dir, out)
+def report_cli(*, course_dir: Path, out: Path | None, assignment: list[str] | None = None) -> int:
+    page = write_report(course_dir, out, assignment)
     if page is None:
         print(f"No results under {course_dir / RESULTS}: grade the class first "
               f"(gradtutor grade {course_dir}).")
         return 1
-    print(f"Wrote {page} (and exercises.csv, misconceptions.csv, students.csv beside it).")
+    print(f"Wrote {page} (and exercises.csv, misconceptions.csv, students.csv, submissions.csv "
+          "beside it).")
     return 0

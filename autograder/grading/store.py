@@ -11,6 +11,8 @@ import csv
 import io
 import json
 import os
+import re
+import sqlite3
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +25,7 @@ from ..contract import SubmissionResult, read_result
 from .submission import Cell, Submission, read_small
 
 CSV_COLUMNS = ("student", "assignment", "exercise", "points", "max_points", "verdict",
-               "misconception")
+               "misconception", "graded_by")
 
 
 def results_dir(course_dir: Path) -> Path:
@@ -81,7 +83,8 @@ def write_csv(path: Path, results: list[dict]) -> None:
     for r in sorted(results, key=lambda r: (r["assignment"], r["student"])):
         for e in r["exercises"]:
             w.writerow([r["student"], r["assignment"], e["id"], f"{e['points']:g}",
-                        f"{e['max_points']:g}", e["verdict"], e["misconception"] or ""])
+                        f"{e['max_points']:g}", e["verdict"], e["misconception"] or "",
+                        "hand" if e.get("manual") else "auto"])
     write_atomic(path, buf.getvalue().encode())
 
 
@@ -163,6 +166,7 @@ def save_grades(gb: Any, course_dir: Path, result: dict, notebooks: dict[str, li
         extra = {} if stamp is None else {"timestamp": stamp}
         submission = gb.update_or_create_submission(assignment, student, **extra)
     points = {e["id"]: e for e in result["exercises"]}
+    kept = 0  # manual grades from the formgrader: nbgrader keeps them over the auto score
     # walk the submission's own rows: one query per notebook, not one per grade (find_grade)
     for notebook in submission.notebooks:
         grade_ids = set(notebooks.get(notebook.name, ()))
@@ -173,10 +177,11 @@ def save_grades(gb: Any, course_dir: Path, result: dict, notebooks: dict[str, li
             grade.auto_score = None if entry is None or entry["verdict"] == "manual" \
                 else float(entry["points"])
             grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+            kept += grade.manual_score is not None
     gb.db.commit()
     lateness = (late or LatePenalties(course_dir)).apply(gb, submission)
     gb.db.commit()
-    return lateness
+    return {**lateness, "manual_grades": kept}
 
 
 def gradebook_scores(course_dir: Path) -> dict[tuple[str, str, str], float | None]:
@@ -232,3 +237,72 @@ def write_autograded(course_dir: Path, sub: Submission, nb: NotebookNode) -> Non
     stamp = submitted_at(course_dir, sub.student, sub.assignment)
     if stamp is not None:  # the parsed time, written anew: never the submitted file's bytes
         write_atomic(folder / "timestamp.txt", f"{stamp.isoformat(sep=' ')}\n".encode())
+    secret = submission_secret(course_dir, sub.student, sub.assignment)
+    if secret is not None:  # nbgrader's release_feedback names the page after it
+        write_atomic(folder / "submission_secret.txt", secret.encode())
+
+
+_SECRET = re.compile(r"[0-9a-f]{16,256}")
+
+
+def submission_secret(course_dir: Path, student: str, assignment: str) -> str | None:
+    """The token nbgrader's submit wrote (hex), read as any file from submitted/ is, or None."""
+    text = read_small(course_dir, ("submitted", student, assignment, "submission_secret.txt"))
+    text = text.strip() if text is not None else ""
+    return text if _SECRET.fullmatch(text) else None
+
+
+# --- what the gradebook says now: manual grades, extra credit, comments, late penalties ---------
+
+_GRADES = """
+SELECT sa.student_id, a.name, bc.name, g.auto_score, g.manual_score, g.extra_credit
+FROM grade g JOIN submitted_notebook sn ON g.notebook_id = sn.id
+JOIN submitted_assignment sa ON sn.assignment_id = sa.id
+JOIN assignment a ON sa.assignment_id = a.id JOIN base_cell bc ON g.cell_id = bc.id"""
+_COMMENTS = """
+SELECT sa.student_id, a.name, bc.name, c.manual_comment
+FROM comment c JOIN submitted_notebook sn ON c.notebook_id = sn.id
+JOIN submitted_assignment sa ON sn.assignment_id = sa.id
+JOIN assignment a ON sa.assignment_id = a.id JOIN base_cell bc ON c.cell_id = bc.id
+WHERE c.manual_comment IS NOT NULL AND c.manual_comment != ''"""
+_PENALTIES = """
+SELECT sa.student_id, a.name, COALESCE(SUM(sn.late_submission_penalty), 0)
+FROM submitted_notebook sn JOIN submitted_assignment sa ON sn.assignment_id = sa.id
+JOIN assignment a ON sa.assignment_id = a.id GROUP BY sa.student_id, a.name"""
+
+
+def reconcile(course_dir: Path, results: list[SubmissionResult]) -> list[SubmissionResult]:
+    """The results as the gradebook has them now: a manual grade from the formgrader replaces
+    the auto score (``manual`` marks it), extra credit is added, the grader's comment is
+    attached to its exercise, and the late penalty is the one stored. What the feedback pages,
+    the report and the CSV show, so they agree with ``nbgrader export``."""
+    db_path = course_dir / "gradebook.db"
+    if not db_path.exists():
+        return results
+    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as db:
+        grades = {(s, a, g): (auto, manual, extra) for s, a, g, auto, manual, extra in db.execute(_GRADES)}
+        comments: dict[tuple[str, str, str], list[str]] = {}
+        for s, a, cell, text in db.execute(_COMMENTS):
+            comments.setdefault((s, a, cell.removesuffix("-answer").removesuffix("-prompt")), []).append(text)
+        penalties = {(s, a): p for s, a, p in db.execute(_PENALTIES)}
+    out = []
+    for r in results:
+        r = {**r, "exercises": [dict(e) for e in r["exercises"]]}
+        for e in r["exercises"]:
+            found = grades.get((r["student"], r["assignment"], e["id"]))
+            if found is not None:
+                auto, manual, extra = found
+                if manual is not None and manual != auto:
+                    e["manual"], e["auto_points"] = True, e["points"]
+                    e["points"] = float(manual)
+                if extra:
+                    e["extra_credit"] = float(extra)
+            note = comments.get((r["student"], r["assignment"], e["id"]))
+            if note:
+                e["comment"] = "\n".join(note)[:2000]
+        r["score"] = round(sum(e["points"] + e.get("extra_credit", 0.0) for e in r["exercises"]), 6)
+        r["penalty"] = round(min(penalties.get((r["student"], r["assignment"]), r.get("penalty", 0.0)) or 0.0,
+                                 r["score"]), 6)
+        r["total"] = round(r["score"] - r["penalty"], 6)
+        out.append(r)  # type: ignore[arg-type]
+    return out
