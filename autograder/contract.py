@@ -15,6 +15,7 @@ Child -> parent, one JSON line each (``parse_message``)::
 
     {"type": "ready"}                                       set up; student code runs next
     {"type": "cell", "cell": int, "why": LIMIT}            a cell stopped by a limit
+    {"type": "cell", "cell": int, "why": "error", "error": NAME}   a cell raised (a builtin's name)
     {"type": "answers", "exercise": str, "cell": int, "answers": [plain, ...]}
     {"type": "done"}
 """
@@ -104,6 +105,12 @@ class CellStopped:
 
 
 @dataclass(frozen=True)
+class CellFailed:
+    cell: int
+    error: str  # a builtin exception's name, or "Exception"
+
+
+@dataclass(frozen=True)
 class Answers:
     exercise: str
     cell: int
@@ -115,7 +122,7 @@ class Done:
     pass
 
 
-Message = Ready | CellStopped | Answers | Done
+Message = Ready | CellStopped | CellFailed | Answers | Done
 
 
 def parse_message(line: bytes, expected: dict[str, int]) -> Message | None:
@@ -141,6 +148,8 @@ def parse_message(line: bytes, expected: dict[str, int]) -> Message | None:
         return None
     if kind == "cell":
         why = raw.get("why")
+        if why == "error":
+            return CellFailed(cell, raw.get("error") if raw.get("error") in ERROR_NAMES else "Exception")
         return CellStopped(cell, why) if why in LIMIT_CODES else None
     if kind == "answers":
         exercise, answers = raw.get("exercise"), raw.get("answers")

@@ -223,3 +223,87 @@ def test_feedback_reaches_students_through_nbgraders_exchange(tmp_path: Path) ->
         assert float(export[user]["score"]) == float(report[user]["total"]), user
     result = json.loads((course / "gradtutor" / "results" / slug / "gt_bob.json").read_text())
     assert float(export["gt_bob"]["score"]) != result["score"]  # the hand grade changed it
+
+
+def test_the_formgraders_notebook_shows_what_a_teaching_assistant_needs(tmp_path: Path) -> None:
+    """Each grade cell of the autograded notebook holds the verdict, the misconception, the
+    hint and the points; an answer cell that raised shows which error (never its text), and
+    its exercise says the cell raised instead of "was the answer cell deleted?"."""
+    import nbformat
+
+    chapter = kit.first_chapter()
+    course = tmp_path / "course"
+    released = kit.make_course(course, chapter)
+    exs = kit.exercises_of(released)
+    wrong = next(ex for ex in exs if ex.wrong)
+    raiser = next(ex for ex in exs if ex is not wrong)
+
+    def answer(ex):
+        if ex is wrong:
+            return kit.wrong(ex, 0)
+        if ex is raiser:
+            return f"{ex.answer} = undefined_name.grad_fn"
+        return kit.solution(ex)
+
+    kit.submit(course, "ta_view", chapter, kit.answered(released, answer))
+    _instructor(course, "grade", str(course), tool="gradtutor")
+    nb = nbformat.read(course / "autograded" / "ta_view" / chapter.slug / f"{chapter.slug}.ipynb", as_version=4)
+    by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    text = by_id[wrong.id].outputs[0]["text"]
+    assert text.startswith("wrong: ") and "Likely misconception: " in text and "Hint: " in text
+    assert f"Points: 0 of {wrong.points:g}" in text
+    (error,) = by_id[f"{raiser.id}-answer"].outputs
+    assert error["output_type"] == "error" and error["ename"] == "NameError"
+    assert "undefined_name" not in str(error)  # the name of the error, not its text
+    assert f"Your answer cell raised NameError before it set {raiser.answer!r}" in \
+        by_id[raiser.id].outputs[0]["text"]
+
+
+def test_build_writes_the_course_sources_where_it_runs(tmp_path: Path) -> None:
+    """`gradtutor build` in a folder (a copy of the course's config) writes notebooks/ and
+    course/source/<chapter>/ there, and `nbgrader generate_assignment` then works as written."""
+    shutil.copy(REPO / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
+    slug = kit.first_chapter().slug
+    _instructor(tmp_path, "build", "1", "--no-solutions", tool="gradtutor")
+    assert (tmp_path / "course" / "source" / slug / f"{slug}.ipynb").is_file()
+    assert (tmp_path / "notebooks" / f"{slug}.ipynb").is_file()
+    _instructor(tmp_path, "generate_assignment", slug)
+    assert (tmp_path / "course" / "release" / slug / f"{slug}.ipynb").is_file()
+
+
+@pytest.mark.skipif(shutil.which("useradd") is None or shutil.which("runuser") is None
+                    or os.geteuid() != 0, reason="needs root, useradd and runuser")
+def test_teaching_assistants_read_and_grade_through_a_group() -> None:
+    """The set-up of docs/grading.md: the course folder belongs to a group of teaching
+    assistants (setgid folders, group read and write, nothing for others). After `gradtutor
+    grade` and `report`, a member reads the report and results and can write the gradebook
+    (the formgrader); an account outside the group reads nothing."""
+    import tempfile
+
+    subprocess.run(["groupadd", "-f", "gt_tas"], check=True)
+    for user, extra in (("gt_ta", ["-G", "gt_tas"]), ("gt_ann", [])):
+        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", *extra, user], capture_output=True)
+    root = Path(tempfile.mkdtemp(prefix="gradtutor-tas-"))
+    root.chmod(0o755)
+    course = root / "course"
+    chapter = kit.first_chapter()
+    released = kit.make_course(course, chapter)
+    kit.submit(course, "student1", chapter, kit.answered(released, kit.solution))
+    subprocess.run(["chgrp", "-R", "gt_tas", str(course)], check=True)
+    subprocess.run(["chmod", "-R", "g+rwX,o-rwx", str(course)], check=True)
+    subprocess.run(["find", str(course), "-type", "d", "-exec", "chmod", "g+s", "{}", "+"], check=True)
+    _instructor(course, "grade", str(course), tool="gradtutor")
+    _instructor(course, "report", str(course), tool="gradtutor")
+    result = course / "gradtutor" / "results" / chapter.slug / "student1.json"
+
+    def can(user: str, *cmd: str) -> bool:
+        return subprocess.run(["runuser", "-u", user, "--", *cmd], capture_output=True).returncode == 0
+
+    assert can("gt_ta", "cat", str(course / "reports" / "report.html"))
+    assert can("gt_ta", "cat", str(result))
+    assert can("gt_ta", "cat", str(course / "autograded" / "student1" / chapter.slug / f"{chapter.slug}.ipynb"))
+    assert can("gt_ta", "test", "-w", str(course / "gradebook.db"))
+    assert not can("gt_ann", "cat", str(course / "reports" / "report.html"))
+    assert not can("gt_ann", "ls", str(course / "submitted"))
+    assert course.stat().st_mode & 0o777 == 0o770  # grading left the folder as it was set up
+    shutil.rmtree(root, ignore_errors=True)

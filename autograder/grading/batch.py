@@ -22,6 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ..contract import CellFailed
 from ..sandbox.limits import Limits
 from . import store
 from .submission import Cell, Submission, Unreadable, find, grade_cells, read, sanitise, source_notebooks
@@ -293,7 +294,9 @@ def _finish(course_dir: Path, gb: Any, group: Group, done: list[tuple[Submission
         part = scoring.result(outcome, source, limits, unreadable=unreadable)
         parts.append(part)
         if cells is not None:
-            store.write_autograded(course_dir, sub, store.autograded_notebook(cells, source, part))
+            errors = {m.cell: m.error for m in outcome.messages if isinstance(m, CellFailed)} \
+                if outcome is not None else {}
+            store.write_autograded(course_dir, sub, store.autograded_notebook(cells, source, part, errors))
     result = {
         "student": group[0], "assignment": group[1],
         "status": "failed" if any(p["status"] == "failed" for p in parts) else "graded",

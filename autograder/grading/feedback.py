@@ -21,7 +21,7 @@ from pathlib import Path
 from .. import misconceptions, registry
 from ..contract import SubmissionResult
 from ..feedback import VERDICTS
-from .store import load_results, reconcile, submission_secret, write_atomic
+from .store import hint_for, load_results, reconcile, submission_secret, write_atomic
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1f2328;
@@ -124,7 +124,7 @@ def _exercise(e: dict) -> str:
     if e.get("misconception"):
         rows.append(f"<div><b>Likely misconception:</b> {esc(misconceptions.name(e['misconception']))}"
                     "</div>")
-        hint = _hint(e["id"], e["misconception"])
+        hint = hint_for(e["id"], e["misconception"])
         if hint:
             rows.append(f"<div><b>Hint:</b> {esc(hint)}</div>")
     rows.append("</div>")
@@ -143,13 +143,3 @@ def _exercise_title(exercise_id: str) -> str:
         return registry.get(exercise_id).title
     except Exception:  # an id the course no longer has: show it as it is
         return exercise_id
-
-
-def _hint(exercise_id: str, misconception: str) -> str | None:
-    """The hint of the exercise's wrong answer with this misconception (hints never give the
-    answer away; explanations may quote numbers, so they stay in the live self-check)."""
-    try:
-        wrongs = registry.get(exercise_id).wrong
-    except Exception:
-        return None
-    return next((w.hint for w in wrongs if w.misconception == misconception), None)

@@ -200,8 +200,11 @@ def gradebook_scores(course_dir: Path) -> dict[tuple[str, str, str], float | Non
 
 # --- autograded notebooks: what the formgrader and `nbgrader generate_feedback` read -----------
 
-def autograded_notebook(cells: list[Cell], source: Any, result: dict) -> NotebookNode:
-    """The sanitised cells, nbgrader metadata from source, each grade cell showing its verdict.
+def autograded_notebook(cells: list[Cell], source: Any, result: dict,
+                        errors: dict[int, str] | None = None) -> NotebookNode:
+    """The sanitised cells, nbgrader metadata from source, each grade cell showing its verdict,
+    misconception, hint and points, each cell that raised the name of its error (``errors``:
+    cell index -> exception name, as the sandbox reported it), for the formgrader's view.
 
     Built as plain nbformat-4 dicts: nbformat's ``new_*_cell`` validate every cell against the
     JSON schema, which cost the single-threaded parent 40 ms per notebook. The shape is checked
@@ -223,12 +226,36 @@ def autograded_notebook(cells: list[Cell], source: Any, result: dict) -> Noteboo
                 {"output_type": "stream", "name": "stdout", "text": _verdict_text(entry)},
                 {"output_type": "execute_result", "execution_count": None, "metadata": {},
                  "data": {"text/plain": f"{entry['points']:g}"}}]
+            if entry is None and errors and index in errors:
+                new["outputs"] = [{"output_type": "error", "ename": errors[index], "evalue": "",
+                                   "traceback": [f"{errors[index]} (raised when the grader ran this cell)"]}]
         out.append(new)
     return from_dict({"cells": out, "metadata": source.metadata, "nbformat": 4, "nbformat_minor": 5})
 
 
 def _verdict_text(entry: dict) -> str:
-    return f"{entry['verdict']}: {entry['message']}\n"
+    lines = [f"{entry['verdict']}: {entry['message']}"]
+    if entry.get("misconception"):
+        from .. import misconceptions
+
+        lines.append(f"Likely misconception: {misconceptions.name(entry['misconception'])}")
+        hint = hint_for(entry["id"], entry["misconception"])
+        if hint:
+            lines.append(f"Hint: {hint}")
+    lines.append(f"Points: {entry['points']:g} of {entry['max_points']:g}")
+    return "\n".join(lines) + "\n"
+
+
+def hint_for(exercise_id: str, misconception: str) -> str | None:
+    """The hint of the exercise's wrong answer with this misconception (hints never give the
+    answer away; explanations may quote numbers, so they stay in the live self-check)."""
+    from .. import registry
+
+    try:
+        wrongs = registry.get(exercise_id).wrong
+    except KeyError:  # an id the course no longer has
+        return None
+    return next((w.hint for w in wrongs if w.misconception == misconception), None)
 
 
 def write_autograded(course_dir: Path, sub: Submission, nb: NotebookNode) -> None:
