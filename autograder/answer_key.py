@@ -45,6 +45,68 @@ def ids() -> list[str]:
     return registry.ids()
 
 
+PRACTICE_SETS = 2
+PRACTICE_TRIES = 60
+
+
+@cache
+def practice_params(exercise_id: str) -> tuple[dict[str, Any], ...]:
+    """Values the self-check re-runs the answer cell at, fixed at build time: drawn with the
+    unit's own ``draw`` (seeded by the id), never a grading variant, and chosen so that the
+    reference differs there from every listed wrong answer and (when the answer depends on
+    the parameters at all) from the reference at the shown values, so that a typed-in number
+    or a formula right only at the shown values shows."""
+    import random
+
+    ex = registry.get(exercise_id)
+    rng = random.Random(f"practice:{exercise_id}")
+    grading = [dict(v) for v in ex.variants()]
+    # what the student's code sees is the setup: a draw whose setup is a grading variant's
+    # would give that variant's answer away (when the setup depends on the values at all)
+    setups = {ex.setup_code(v) for v in grading}
+    shown = reference(exercise_id, 0)
+    varies = any(not _same(ex, reference(exercise_id, v), shown) for v in range(1, len(grading)))
+    chosen: list[dict[str, Any]] = []
+    for _ in range(PRACTICE_TRIES):
+        if len(chosen) == PRACTICE_SETS:
+            break
+        params = ex.draw(rng)
+        if params in grading or params in chosen or (len(setups) > 1 and ex.setup_code(params) in setups):
+            continue
+        try:
+            ref = quietly(ex.kind.of, quietly(ex.reference, **params))
+            wrongs = [quietly(ex.kind.of, quietly(w.value, **params)) for w in ex.wrong]
+        except Exception:  # a draw the unit cannot compute at: not a practice value
+            continue
+        if any(_same(ex, ref, w) for w in wrongs) or (varies and _same(ex, ref, shown)):
+            continue
+        chosen.append(params)
+    return tuple(chosen)
+
+
+def _same(ex: Exercise, a: Canonical, b: Canonical) -> bool:
+    from .judge import _same as same
+
+    return same(ex.kind, a, b)
+
+
+@cache
+def practice_check(exercise_id: str) -> Check:
+    """The self-check's data: the shown values, then the practice values (no grading variant)."""
+    ex = registry.get(exercise_id)
+    points = [ex.params, *practice_params(exercise_id)]
+
+    def variant(params: dict[str, Any]) -> Variant:
+        ref = quietly(ex.kind.of, quietly(ex.reference, **params))
+        wrong = tuple((i, quietly(ex.kind.of, quietly(w.value, **params))) for i, w in enumerate(ex.wrong))
+        return Variant(ref, wrong)
+
+    full = check_for(exercise_id)
+    return Check(id=ex.id, title=ex.title, chapter=ex.chapter, points=ex.points, kind=ex.kind,
+                 spec=AnswerSpec(ex.answer, ex.call, tuple(ex.setup_code(p) for p in points)),
+                 variants=(full.variants[0], *(variant(p) for p in points[1:])), wrong=full.wrong)
+
+
 @cache
 def check_for(exercise_id: str, variants: int | None = None) -> Check:
     """The check of an exercise at its first ``variants`` variants (default: all of them)."""

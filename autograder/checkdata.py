@@ -4,8 +4,8 @@ Student side. A ``Check`` holds the answer kind, the reference answer and the kn
 answers (as canonical values) for some of the exercise's variants, and each wrong answer's
 misconception, explanation and hint. The student runtime ships the checks at the shown values
 only, as JSON (``_data/checks.json``); the full package computes them from the exercise units
-(``autograder.answer_key``, trusted side), at the hidden variants too. ``get`` is the one
-accessor both use, so the judge never needs to know which it runs in.
+(``autograder.answer_key``, trusted side), at the hidden variants too. ``get`` (grading) and ``practice`` (the
+self-check) are the accessors both use, so the judge never needs to know which it runs in.
 """
 
 from __future__ import annotations
@@ -106,7 +106,8 @@ def ids() -> list[str]:
 
 @cache
 def get(exercise_id: str) -> Check:
-    """The check of an exercise: every variant this installation has (``KeyError`` if none)."""
+    """The check grading uses: every variant this installation has (``KeyError`` if none):
+    the hidden ones in the instructor's package, only the shown values in the runtime."""
     bundled = _bundled()
     if bundled is not None:
         return from_json(bundled[exercise_id])
@@ -114,3 +115,16 @@ def get(exercise_id: str) -> Check:
     if key is None:
         raise KeyError(exercise_id)
     return key.check_for(exercise_id)
+
+
+@cache
+def practice(exercise_id: str) -> Check:
+    """The check the self-check uses: the shown values, then the practice values (the same in
+    the runtime and the full package; never a grading variant)."""
+    bundled = _bundled()
+    if bundled is not None:
+        return from_json(bundled[exercise_id])
+    key = _answer_key()
+    if key is None:
+        raise KeyError(exercise_id)
+    return key.practice_check(exercise_id)

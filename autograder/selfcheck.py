@@ -4,7 +4,8 @@ Both pass the answer explicitly and never raise: whatever the student hands over
 is a ``Feedback`` (or a float for nbgrader) with a reason. They run in the student's kernel, so
 a determined student can fool them; that only fools the student. Real grading goes through
 ``gradtutor grade``, which judges plain data in a separate, trusted process. Student side: the
-check data comes from ``checkdata.get`` (the runtime's shown values, or the full package's).
+check data comes from ``checkdata`` (the runtime's, or the full package's): ``check`` uses the
+shown and practice values, ``grade`` every variant the installation has.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import difflib
 from typing import Any
 
 from . import checkdata
-from .answers import FROM_NAMESPACE, read_all, read_shown
+from .answers import FROM_NAMESPACE, answer_cell_from_history, read_all
 from .feedback import Feedback
 from .judge import judge
 
@@ -45,15 +46,45 @@ def _check_of(exercise_id: Any) -> checkdata.Check | None:
         return None
 
 
-def check(exercise_id: str, answer: Any = Ellipsis) -> Feedback:
-    """Judge ``answer`` at the values shown in the notebook; returns a displayable Feedback."""
-    found = _check_of(exercise_id)
+def check(exercise_id: str, answer: Any = Ellipsis, *, namespace: dict[str, Any] | None = None,
+          history: list[str] | None = None) -> Feedback:
+    """Judge ``answer`` at the values shown in the notebook and, in a kernel, re-run the answer
+    cell (found in the kernel's history, as grading does) at the practice values too; returns
+    a displayable Feedback that says where an answer right only at the shown values fails."""
+    try:
+        found = checkdata.practice(exercise_id) if isinstance(exercise_id, str) else None
+    except KeyError:
+        found = None
     if found is None:
         return _unknown(exercise_id)
     try:
-        return judge(found, [read_shown(found.spec, {}, answer)])
+        ns, history = _kernel(namespace, history)
+        answers = read_all(found.spec, ns, history, value=answer)
+        if answer_cell_from_history(found.spec.answer, history) is None:
+            answers = answers[:1]  # no answer cell to re-run (not in a kernel): the shown values
+        fb = judge(found, answers)
+        return _where(fb, found)
     except Exception as e:  # never let a strange answer stop "Run all"
         return _crash(exercise_id, e)
+
+
+def _kernel(namespace: dict[str, Any] | None, history: list[str] | None) -> tuple[dict, list[str]]:
+    shell = _shell()
+    ns = namespace if namespace is not None else (shell.user_ns if shell is not None else {})
+    if history is None:
+        history = list(ns.get("In", [])) if shell is not None else []
+    return ns, history
+
+
+def _where(fb: Feedback, found: checkdata.Check) -> Feedback:
+    """Name the practice values where the answer fails (they are public: only the grading
+    variants are kept back)."""
+    failed = [found.spec.setups[i] for i, v in enumerate(fb.variants) if i and v["status"] != "correct"]
+    if fb.variants and fb.variants[0]["status"] == "correct" and failed:
+        shown = "; ".join(f"`{setup.strip().splitlines()[0]}`" for setup in failed if setup.strip())
+        if shown:
+            fb.message += f" The self-check re-ran your answer cell with {shown}."
+    return fb
 
 
 def _shell() -> Any:
@@ -74,10 +105,7 @@ def grade_feedback(exercise_id: str, answer: Any = FROM_NAMESPACE, *,
     if found is None:
         return _unknown(exercise_id)
     try:
-        shell = _shell()
-        ns = namespace if namespace is not None else (shell.user_ns if shell is not None else {})
-        if history is None:
-            history = list(ns.get("In", [])) if shell is not None else []
+        ns, history = _kernel(namespace, history)
         return judge(found, read_all(found.spec, ns, history, value=answer))
     except Exception as e:
         return _crash(exercise_id, e)

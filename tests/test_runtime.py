@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from autograder import registry
-from autograder.answer_key import spec, wrong_values
+from autograder.answer_key import practice_params, spec, wrong_values
 from autograder.answers import read_answer
 from autograder.build import runtime
 from autograder.judge import judge
@@ -67,12 +67,15 @@ def test_wheel_holds_the_student_side_only(wheel: Path) -> None:
     for trusted in ("registry.py", "answer_key.py", "exercise.py", "key.py", "grading/", "build/"):
         assert not any(n.startswith(f"autograder/{trusted}") for n in names)
     assert not any(n.startswith("exercises") for n in names)
-    # no solution, no hidden variant (its setup or its reference), no unit source
+    # no solution, no hidden variant (its setup or its reference), no unit source: the shown
+    # values and the practice values only
     assert list(data) == [ex.id for ex in EXERCISES]
     for ex in EXERCISES:
         assert ex.solution.strip() not in text, ex.id
-        assert data[ex.id]["setups"] == [ex.setup_code(ex.params)]
-        assert len(data[ex.id]["variants"]) == 1
+        practice = [ex.setup_code(p) for p in practice_params(ex.id)]
+        assert data[ex.id]["setups"] == [ex.setup_code(ex.params), *practice]
+        assert len(data[ex.id]["variants"]) == 3
+        assert not {ex.setup_code(h) for h in ex.hidden} & set(practice) - {ex.setup_code(ex.params)}
     assert "EXERCISE = Exercise(" not in text and "def reference(" not in text
 
 
