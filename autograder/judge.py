@@ -42,6 +42,71 @@ LIMITS = {
 }
 
 
+# Slips no unit lists, recognised from the answer and the reference alone: (short name, the
+# mechanism, a hint). Only for numbers and tensors, only when no listed wrong answer matched.
+GENERIC = {
+    "sign_flipped": ("The sign is flipped",
+                     "Your numbers have the right size but the opposite sign.",
+                     "Follow the signs through each step of the chain rule: which factor is negative?"),
+    "factor_two": ("Off by a factor of 2",
+                   "Your answer is twice the right value: a term counted twice, or the 2 of a square "
+                   "applied twice.",
+                   "Check each factor of 2: where does one come from, and is it used once?"),
+    "factor_half": ("Off by a factor of 1/2",
+                    "Your answer is half the right value: a factor of 2 is missing, for example the "
+                    "2 that the derivative of a square brings down, or one of two equal branches.",
+                    "Look for a square or a repeated use whose factor of 2 got lost."),
+    "factor_k": ("Counted a whole number of times too many",
+                 "Your answer is a whole multiple of the right value: something was added up several "
+                 "times (gradients accumulated over backward calls, a sum instead of a mean, a loop "
+                 "that ran more than once).",
+                 "How many times does your code add into the result, and how many times should it?"),
+    "factor_one_over_k": ("Divided a whole number of times too many",
+                          "Your answer is the right value divided by a whole number: a mean where a "
+                          "sum was asked, or a contribution counted once instead of several times.",
+                          "Is it a sum or a mean? Does each use of the tensor contribute?"),
+    "transposed": ("Transposed",
+                   "Your matrix has the right entries in the wrong places: it is the transpose of "
+                   "the answer.",
+                   "A gradient has the shape of its tensor: check which index is the row."),
+    "summed": ("A sum where the entries were asked",
+               "Your number is the sum of the entries the answer has: the per-element values were "
+               "asked for.",
+               "Keep one value per element: which tensor's .grad is it, and what shape does it have?"),
+}
+
+
+def generic_slip(kind: Kind, answer: Canonical, ref: Canonical) -> str | None:
+    """The generic slip this wrong answer shows, if one fits (sign, factor, transpose, sum)."""
+    if not isinstance(answer, torch.Tensor) or not isinstance(ref, torch.Tensor):
+        return None
+    if ref.numel() > 1 and answer.numel() == 1 and ref.isfinite().all() and \
+            _close(kind, answer.reshape(()), ref.sum()):
+        return "summed"
+    if answer.shape != ref.shape or not ref.isfinite().all() or not bool((ref != 0).any()):
+        return None
+    if _close(kind, answer, -ref):
+        return "sign_flipped"
+    for factor, slip in ((2.0, "factor_two"), (0.5, "factor_half")):
+        if _close(kind, answer, factor * ref):
+            return slip
+    for k in range(3, 13):
+        if _close(kind, answer, k * ref):
+            return "factor_k"
+        if _close(kind, answer, ref / k):
+            return "factor_one_over_k"
+    if ref.dim() == 2 and ref.shape[0] == ref.shape[1] and _close(kind, answer, ref.T):
+        return "transposed"
+    return None
+
+
+def _close(kind: Kind, a: torch.Tensor, b: torch.Tensor) -> bool:
+    try:
+        return kind.same(a, b)
+    except (TypeError, RuntimeError):
+        return False
+
+
 def quietly(fn: Any, *args: Any, **kwargs: Any) -> Any:
     """Run trusted torch code without letting its warnings reach stderr (nbgrader scores
     any stderr output as a failed test)."""
@@ -100,6 +165,8 @@ def judge_variant(check: Check, variant: int, answer: Plain) -> dict:
         return {"status": "correct", "score": 1.0, "canonical": canon}
     # a table is right only when every entry is; the message names the wrong entries
     result = {"status": "wrong", "score": 0.0, "canonical": canon, "wrong": diagnose(check, canon, variant)}
+    if result["wrong"] is None:
+        result["slip"] = generic_slip(check.kind, canon, ref)
     if isinstance(check.kind, Table) and ref is not None:
         result["cells"] = check.kind.wrong_cells(canon, ref)
     return result
@@ -121,10 +188,14 @@ def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
     fb.verdict = "correct" if fb.score == 1.0 else "partial" if fb.score > 0 else "wrong"
     fb.message = _summary(check, results)
     hit = next((r["wrong"] for r in results if r.get("wrong") is not None), None)
+    slip = next((r["slip"] for r in results if r.get("slip")), None)
     if hit is not None:
         w = check.wrong[hit]
         fb.misconception, fb.explanation, fb.hint = w.misconception, w.explanation, w.hint
         fb.misconception_name = w.name
+    elif slip is not None:
+        fb.misconception = slip
+        fb.misconception_name, fb.explanation, fb.hint = GENERIC[slip]
     return fb
 
 
@@ -149,6 +220,28 @@ def _summary(check: Check, results: list[dict]) -> str:
     if public["status"] == "wrong":
         return "This is a known mistake."
     return public.get("message", "")
+
+
+def _what_differs(check: Check, public: dict) -> str:
+    """Which entries are wrong and in which direction, never by how much (that would give the
+    answer away)."""
+    got, ref = public.get("canonical"), check.variants[0].reference
+    if isinstance(got, torch.Tensor) and isinstance(ref, torch.Tensor) and got.shape == ref.shape \
+            and got.numel() > 1 and ref.isfinite().all() and got.isfinite().all():
+        flat_got, flat_ref = got.reshape(-1), ref.reshape(-1)
+        bad = [i for i in range(flat_ref.numel())
+               if not _close(check.kind, flat_got[i:i + 1], flat_ref[i:i + 1])]
+        if bad and len(bad) < flat_ref.numel():
+            where = ", ".join(str(tuple(int(j) for j in torch.unravel_index(torch.tensor(i), ref.shape)))
+                              if ref.dim() > 1 else f"[{i}]" for i in bad[:6])
+            return (f"{len(bad)} of {flat_ref.numel()} entries are not right yet ({where}); the others "
+                    "are. What is different about those?")
+    if isinstance(got, torch.Tensor) and isinstance(ref, torch.Tensor) and got.numel() == ref.numel() == 1 \
+            and bool(torch.isfinite(got).all() and torch.isfinite(ref).all()):
+        side = "too large" if float(got.reshape(())) > float(ref.reshape(())) else "too small"
+        return (f"This is not the value PyTorch gives: it is {side}, and it matches none of the usual "
+                "mistakes. Work it out step by step, or compute it with torch and compare.")
+    return "This is not the value PyTorch gives, and it matches none of the usual mistakes."
 
 
 def _shape_note(check: Check, public: dict) -> str | None:

@@ -143,14 +143,18 @@ def _json_nested(v: Any) -> Any:
 
 @dataclass(frozen=True)
 class Bool(Kind):
+    """True or False: a bool, numpy or torch bool, a one-element bool tensor, or 0 / 1."""
+
     def expected(self) -> str:
         return "True or False"
 
     def canonical(self, p: Plain) -> bool:
         if p.get("t") == "bool":
             return bool(p["v"])
-        if p.get("t") == "array" and p.get("dtype") == "bool" and _as_tensor(p).numel() == 1:
-            return bool(_as_tensor(p).item())
+        if p.get("t") == "array" and _as_tensor(p).numel() == 1:
+            value = _as_tensor(p).item()
+            if p.get("dtype") == "bool" or value in (0.0, 1.0):  # 0 and 1 are how many write them
+                return bool(value)
         raise self._refuse(p)
 
 
@@ -166,8 +170,12 @@ class Choice(Kind):
     none_means: str = "None"
 
     def expected(self) -> str:
-        names = ", ".join(self.none_means if o is None else repr(o) for o in self.options)
-        return f"one of {names}"
+        """What kind of name is asked for, never the list of options (it holds the answer)."""
+        if self.options and all(o is None or o.endswith(("Error", "Exception")) for o in self.options):
+            return f"the name of an exception (a string, the class or an instance), or {self.none_means}"
+        if self.options and all(o is None or "Backward" in o or o == "AccumulateGrad" for o in self.options):
+            return f"a grad_fn: the node itself, its class or its name as a string, or {self.none_means}"
+        return "one name, as a string" + (f", or {self.none_means}" if None in self.options else "")
 
     def canonical(self, p: Plain) -> str | None:
         t = p.get("t")
@@ -183,7 +191,9 @@ class Choice(Kind):
             matches = [o for o in self.options if o and name and o.lower() == name.lower()]
             if matches:
                 return matches[0]
-            raise Invalid(f"That name is not among the possible answers: {self.expected()}.")
+            raise Invalid("That name is not one of the answers this question can have: check its "
+                          "spelling (print the object to see its exact name). Expected "
+                          f"{self.expected()}.")
         return name
 
     def of(self, value: Any) -> str | None:

@@ -125,3 +125,13 @@ CATALOGUE: dict[str, str] = {
 
 def name(misconception_id: str) -> str:
     return CATALOGUE.get(misconception_id, misconception_id)
+
+
+# the generic slips the judge recognises without a listed wrong answer (autograder.judge.GENERIC)
+def _generic() -> dict[str, str]:
+    from .judge import GENERIC
+
+    return {slip: name for slip, (name, _, _) in GENERIC.items()}
+
+
+CATALOGUE.update(_generic())

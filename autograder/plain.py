@@ -69,6 +69,13 @@ def _is_node(obj: Any) -> bool:
     return isinstance(obj, torch.autograd.graph.Node)
 
 
+def _is_node_class(cls: type) -> bool:
+    try:
+        return issubclass(cls, torch.autograd.graph.Node)
+    except TypeError:
+        return False
+
+
 def to_plain(obj: Any, _depth: int = 0) -> Plain:
     """Describe ``obj`` as plain data; never calls a method the object could override."""
     if _depth > 6:
@@ -98,6 +105,8 @@ def to_plain(obj: Any, _depth: int = 0) -> Plain:
         return {"t": "dict", "v": {str(k)[:80]: to_plain(v, _depth + 1) for k, v in list(obj.items())[:50]}}
     if isinstance(obj, type) and issubclass(obj, BaseException):
         return {"t": "exception", "v": obj.__name__}
+    if isinstance(obj, type) and _is_node_class(obj):  # type(z.grad_fn): the node's class
+        return {"t": "node", "v": obj.__name__}
     if isinstance(obj, BaseException):
         return {"t": "exception", "v": type(obj).__name__}
     if _is_node(obj):
