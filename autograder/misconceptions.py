@@ -89,6 +89,11 @@ CATALOGUE: dict[str, str] = {
     "inner_gradient_reported": "The inner loss's gradient was given instead of the outer loss's",
     "per_sample_summed": "vmap(grad(...)) gives one gradient per sample, not the batch sum",
     "func_grad_argnums": "torch.func.grad differentiates with respect to the first argument",
+    "left_derivative_rule": "PyTorch takes the left derivative at a kink (it does not)",
+    "inner_step_skipped": "A step of the forward computation was left out or used alone",
+    "not_a_loss": "A mean of signed errors is not a loss: errors cancel and it has no minimum",
+    "zero_grad_order": "Gradients zeroed between backward() and the update step",
+    "target_not_detached": "A constant target was left in the graph, or the prediction was detached instead",
 }
 
 

@@ -12,15 +12,18 @@ and prove nothing, so they never count alone):
 
 * **numbers** (``Number`` answers, a one-entry ``Tensor``, a table with one number): the value
   has at least two significant digits (7 and 0.5 have one, 11 and 2.25 have two or more), and a
-  number token with at least two significant digits matches it at the precision it is printed
-  with: a decimal to half a unit of its last digit (``2.2500`` or ``2.25`` match 2.25, ``2.3``
-  matches it as a rounding), an integer exactly (``12`` matches 12.0, never 12.4). In *code*
+  number token with as many significant digits as the value, up to three, matches it at the
+  precision it is printed with: a decimal to half a unit of its last digit (``2.2500``, ``2.25``
+  match 2.25, and ``1.50`` matches 1.49579 as a rounding, ``1.5`` does not), an integer exactly
+  (``12`` matches 12.0, never 12.4). In *code*
   sources, where literals such as ``steps = 12`` are settings rather than results, a single
   number counts only with three or more significant digits (``2.991``, ``-6.054``).
 * **vectors** (``Tensor`` answers of two or more entries, and the numbers of a table, row by
   row): all entries appear as consecutive number tokens of one cell's source or one cell's
   output, in order, each matching at its printed precision (``tensor([7., 2.])``, ``[7.0, 2.0]``
-  and ``x.grad = 3 + 4 = 7 ... y.grad = 2`` all contain the run 7, 2). A vector whose entries are
+  and ``x.grad = 3 + 4 = 7 ... y.grad = 2`` all contain the run 7, 2; as for numbers, an entry
+  with two or more significant digits needs a token with as many, up to three: ``3.0, 1.0`` does
+  not show ``[2.991, 1.018]``, ``2.99, 1.02`` does). A vector whose entries are
   all -1, 0, 1 or NaN is a sign pattern, too common to be a signature, and is not scanned. In
   *sources* (where parameter literals such as ``[1.0, 2.0, 3.0]`` recur from exercise to
   exercise) a vector counts only if one of its entries has two or more significant digits.
@@ -258,13 +261,24 @@ def shown_cells(nb: nbformat.NotebookNode) -> list[Shown]:
 # ---------------------------------------------------------------- the scan
 
 
+def _needed(v: float, at_least: int = 2) -> int:
+    # a token shows v only with as many significant digits as v has, up to three (or at_least)
+    return max(at_least, min(3, value_digits(v)))
+
+
 def _has_number(text: str, v: float, digits: int = 2) -> bool:
-    return any(t.digits >= digits and matches(t, v) for t in tokens(text))
+    return any(t.digits >= _needed(v, digits) and matches(t, v) for t in tokens(text))
+
+
+def _entry_matches(t: Token, v: float) -> bool:
+    # an entry with two or more significant digits is not shown by a one-digit token (3.0 is not 2.991)
+    return matches(t, v) and (value_digits(v) < 2 or t.digits >= _needed(v))
 
 
 def _has_run(text: str, vector: list[float]) -> bool:
     toks, n = tokens(text), len(vector)
-    return any(all(matches(toks[i + k], vector[k]) for k in range(n)) for i in range(len(toks) - n + 1))
+    return any(all(_entry_matches(toks[i + k], vector[k]) for k in range(n))
+               for i in range(len(toks) - n + 1))
 
 
 def _shows_name(text: str, name: str) -> bool:
@@ -370,6 +384,14 @@ def test_scanner_reads_code_literals_as_settings_unless_precise():
     code = nbformat.v4.new_code_cell("def descend(steps: int = 12): ...")
     assert giveaways(_notebook(code, _answer_cell("accumulate_three")), "accumulate_three") == []
     assert giveaways(_notebook(_printed("w.grad = 12.0"), _answer_cell("accumulate_three")), "accumulate_three")
+
+
+def test_scanner_needs_as_many_digits_as_the_answer_has():
+    # seed000_forward at the post's values: (2.991, 1.018081)
+    rounded_away = nbformat.v4.new_code_cell("x = torch.tensor([1.0, 3.0, 1.0])")
+    assert giveaways(_notebook(rounded_away, _answer_cell("seed000_forward")), "seed000_forward") == []
+    shown = _printed("Final_y: tensor([2.9910]) Loss: tensor(1.0181)")
+    assert giveaways(_notebook(shown, _answer_cell("seed000_forward")), "seed000_forward")
 
 
 def test_token_precision():

@@ -219,3 +219,29 @@ def test_a_prompt_that_asks_what_a_name_is_asks_for_the_answer(eid):
     ex = registry.get(eid)
     for asked in re.findall(r"[Ww]hat (?:is|are) `([A-Za-z_]\w*)`", ex.prompt):
         assert asked == ex.answer, f"{eid}: the prompt asks for `{asked}`, the grader reads `{ex.answer}`"
+
+
+# ---------------------------------------------------------------- seed 002: ReLU'(0) and the documented rule
+
+
+def _slope_at_zero(fn) -> float:
+    x = torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
+    fn(x).backward()
+    return x.grad.item()
+
+
+def test_relu_and_abs_at_zero_take_the_minimum_norm_subgradient_not_the_left_slope():
+    assert _slope_at_zero(torch.relu) == 0.0  # sub-gradients [0, 1]: minimum norm 0
+    assert _slope_at_zero(torch.abs) == 0.0  # sub-gradients [-1, 1]: 0, not the left slope -1
+
+
+def test_clamp_and_maximum_do_not_follow_the_minimum_norm_rule():
+    assert _slope_at_zero(lambda t: t.clamp(min=0)) == 1.0
+    assert _slope_at_zero(lambda t: torch.maximum(t, torch.zeros_like(t))) == 0.5
+
+
+def test_chapter_7_quotes_the_documented_rule():
+    text = lesson("ch07_kinks")
+    assert "*Gradients for non-differentiable functions*" in text
+    assert ("If the function is convex (at least locally), use the sub-gradient of minimum norm "
+            "(it is the steepest descent direction).") in text
