@@ -82,6 +82,19 @@ def td_loss(w, s, r, s_next, gamma):
     q = w * s
     target = r + gamma * w * s_next
     return (q.detach() - target) ** 2""", "target_not_detached"),
+    "backward_twice_fix, the failing call caught": ("backward_twice_fix", """
+def two_losses_grad(x):
+    y = x ** 3
+    y.backward()
+    try:
+        (2 * y).backward()
+    except RuntimeError:
+        pass
+    return x.grad""", "first_backward_kept"),
+    "xent_overflow_fix, the loss as written": ("xent_overflow_fix", """
+def xent(z, target):
+    p = z.exp() / z.exp().sum()
+    return -p[target].log()""", "unstable_loss"),
     "xor_fix, dtype fixed but the post's loss": ("xor_fix", """
 def xor_loss(inputs, outputs, weights, bias):
     preds = F.linear(inputs.float(), weights, bias)
@@ -109,6 +122,12 @@ def xor_loss(inputs, outputs, weights, bias):
     "sin_autograd, cos written down": ("sin_autograd", """
 def dsin(x):
     return torch.cos(x)""", "cos is switched off"),
+    "backward_twice_fix, the snippet as written": ("backward_twice_fix", """
+def two_losses_grad(x):
+    y = x ** 3
+    y.backward()
+    (2 * y).backward()
+    return x.grad""", "Trying to backward through the graph a second time"),
     "version_counter_fix, the snippet as written": ("version_counter_fix", """
 def scaled_sigmoid_sum(x):
     y = x.sigmoid()
@@ -140,7 +159,8 @@ def meta_grad(X, Y, step, a, loss_fn):
 
 
 @pytest.mark.parametrize("eid", ["inner_step_fix", "zero_grad_fix", "where_nan_fix",
-                                 "version_counter_fix", "td_detach_fix", "xor_fix", "sin_autograd"])
+                                 "version_counter_fix", "td_detach_fix", "xor_fix", "sin_autograd",
+                                 "backward_twice_fix", "xent_overflow_fix"])
 def test_the_repair_scores_full_marks_on_fresh_values(eid):
     fb = run_answer(eid, registry.get(eid).solution)
     assert fb.score == 1.0 and fb.verdict == "correct", str(fb)
