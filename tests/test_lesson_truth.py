@@ -245,3 +245,64 @@ def test_chapter_7_quotes_the_documented_rule():
     assert "*Gradients for non-differentiable functions*" in text
     assert ("If the function is convex (at least locally), use the sub-gradient of minimum norm "
             "(it is the steepest descent direction).") in text
+
+
+# ---------------------------------------------------------------- further statements checked on the second read
+
+
+def test_one_minus_sigmoid_is_exactly_zero_in_float32_from_about_17():
+    xs = torch.linspace(0, 30, 3001)  # float32, as in chapter 7 §5
+    first_zero = xs[(1 - torch.sigmoid(xs)) == 0][0].item()
+    assert 16.5 < first_zero < 17.5
+    assert torch.sigmoid(torch.tensor(20.0)).item() == 1.0
+
+
+def test_a_graph_that_saved_nothing_can_be_walked_twice_but_x_times_2_saves():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x - 3).sum()
+    y.backward()
+    y.backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    y = (x * 2).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+
+
+@pytest.mark.parametrize("corner", [-1.0, 1.0])
+def test_hardtanh_corners_are_flat_and_clamp_passes_them(corner):
+    assert _slope_at(F.hardtanh, corner) == 0.0
+    assert _slope_at(lambda t: t.clamp(-1, 1), corner) == 1.0
+
+
+def _slope_at(fn, at: float) -> float:
+    x = torch.tensor(at, dtype=torch.float64, requires_grad=True)
+    fn(x).backward()
+    return x.grad.item()
+
+
+def test_gradcheck_defaults_are_the_ones_chapter_2_quotes():
+    import inspect
+
+    params = inspect.signature(torch.autograd.gradcheck).parameters
+    assert (params["eps"].default, params["atol"].default, params["rtol"].default) == (1e-6, 1e-5, 1e-3)
+
+
+def test_inference_tensors_cannot_be_saved_but_no_grad_results_can():
+    u = torch.tensor(2.0, requires_grad=True)
+    with torch.inference_mode():
+        frozen = torch.tensor([1.0, 2.0]) * 2
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+        (u * frozen).sum().backward()
+    with torch.no_grad():
+        quiet = torch.tensor([1.0, 2.0]) * 2
+    (u * quiet).sum().backward()
+    assert u.grad.item() == 6.0
+
+
+def test_backward_with_create_graph_then_grad_backward_accumulates_f1_plus_f2():
+    x = torch.tensor(3.0, requires_grad=True)
+    with pytest.warns(UserWarning):  # chapter 8 says PyTorch warns about a reference cycle
+        (x**2).backward(create_graph=True)
+    x.grad.backward()
+    assert x.grad.item() == 6.0 + 2.0
