@@ -93,6 +93,7 @@ CATALOGUE: dict[str, str] = {
     "inner_step_skipped": "A step of the forward computation was left out or used alone",
     "not_a_loss": "A mean of signed errors is not a loss: errors cancel and it has no minimum",
     "zero_grad_order": "Gradients zeroed between backward() and the update step",
+    "error_purpose": "What an autograd error protects you from",
     "target_not_detached": "A constant target was left in the graph, or the prediction was detached instead",
 }
 

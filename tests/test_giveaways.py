@@ -367,16 +367,17 @@ def test_scanner_reads_a_number_at_its_printed_precision():
 
 
 def test_scanner_finds_an_exception_printed_in_the_same_section_only():
-    error = _printed("RuntimeError: grad can be implicitly created only for scalar outputs")
-    heading = nbformat.v4.new_markdown_cell("## 1. A vector")
-    nb = _notebook(heading, error, _answer_cell("nonscalar_error"))
-    assert giveaways(nb, "nonscalar_error")
-    nb = _notebook(error, nbformat.v4.new_markdown_cell("## 2. Later"), _answer_cell("nonscalar_error"))
-    assert giveaways(nb, "nonscalar_error") == []
-    caught = _printed("backward: Inference tensors cannot be saved for backward")
+    # backward_twice_error's answer is RuntimeError
+    error = _printed("RuntimeError: Trying to backward through the graph a second time")
+    heading = nbformat.v4.new_markdown_cell("## 3. The graph is freed")
+    nb = _notebook(heading, error, _answer_cell("backward_twice_error"))
+    assert giveaways(nb, "backward_twice_error")
+    nb = _notebook(error, nbformat.v4.new_markdown_cell("## 4. Later"), _answer_cell("backward_twice_error"))
+    assert giveaways(nb, "backward_twice_error") == []
+    caught = _printed("backward: Trying to backward through the graph a second time")
     caught.source = "try:\n    y.backward()\nexcept RuntimeError as e:\n    print('backward:', e)"
-    nb = _notebook(heading, caught, _answer_cell("inference_mode_error"))
-    assert giveaways(nb, "inference_mode_error")
+    nb = _notebook(heading, caught, _answer_cell("backward_twice_error"))
+    assert giveaways(nb, "backward_twice_error")
 
 
 def test_scanner_reads_code_literals_as_settings_unless_precise():

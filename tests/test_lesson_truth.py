@@ -306,3 +306,54 @@ def test_backward_with_create_graph_then_grad_backward_accumulates_f1_plus_f2():
         (x**2).backward(create_graph=True)
     x.grad.backward()
     assert x.grad.item() == 6.0 + 2.0
+
+
+# ---------------------------------------------------------------- what the errors protect you from
+
+
+def test_each_protection_is_keyed_by_a_message_torch_really_prints():
+    from exercises.ch03_mechanics._protections import MESSAGES, protection_of
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    snippets = {
+        "guessed_seed": lambda: (x**2).backward(),
+        "no_nudge": lambda: torch.tensor([1, 2], requires_grad=True),
+        "never_updated": lambda: torch.optim.SGD([torch.tensor([1.0], requires_grad=True).double()], lr=0.1),
+    }
+
+    def twice() -> None:
+        y = (x**3).sum()
+        y.backward()
+        y.backward()
+
+    def stale() -> None:
+        y = x.sigmoid()
+        y.mul_(2)
+        y.sum().backward()
+
+    def inference() -> None:
+        with torch.inference_mode():
+            t = torch.tensor([1.0, 2.0]) * 2
+        (x * t).sum().backward()
+
+    snippets.update(freed_values=twice, stale_value=stale, unversioned_save=inference)
+    assert set(snippets) == set(MESSAGES.values())
+    for key, action in snippets.items():
+        assert protection_of(action) == key
+
+
+def test_inference_tensors_have_no_version_counter_and_no_grad_results_do():
+    with torch.inference_mode():
+        frozen = torch.tensor([1.0, 2.0]) * 2
+    with pytest.raises(RuntimeError, match="do not track version counter"):
+        frozen._version  # noqa: B018 - reading it is the test
+    with torch.no_grad():
+        quiet = torch.tensor([1.0, 2.0]) * 2
+    assert quiet._version == 0
+
+
+def test_a_non_leafs_grad_is_never_filled():
+    w = torch.tensor([0.5, -1.5], requires_grad=True).double()
+    (w**2).sum().backward()
+    with pytest.warns(UserWarning):
+        assert w.grad is None
