@@ -120,6 +120,12 @@ CATALOGUE: dict[str, str] = {
     "unused_grad_none": "An input the output does not use gets a None gradient, not zero",
     "round_zero_gradient": "round, floor and sign have zero gradient almost everywhere",
     "comparison_no_graph": "Comparisons, argmax and integer casts are not recorded: no gradient flows",
+    "left_derivative_rule": "PyTorch takes the left derivative at a kink (it does not)",
+    "inner_step_skipped": "A step of the forward computation was left out or used alone",
+    "not_a_loss": "A mean of signed errors is not a loss: errors cancel and it has no minimum",
+    "zero_grad_order": "Gradients zeroed between backward() and the update step",
+    "error_purpose": "What an autograd error protects you from",
+    "target_not_detached": "A constant target was left in the graph, or the prediction was detached instead",
 }
 
 

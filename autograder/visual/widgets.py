@@ -207,7 +207,8 @@ CHAIN_STEPS = (
     "AddBackward0 passes the gradient on unchanged: ∂z/∂a = 1 · 1, ∂z/∂b = 1 · 1.",
     "PowBackward0 multiplies by 2x: x receives ∂z/∂b · 2x.",
     "MulBackward0 multiplies by the other factor: x receives ∂z/∂a · y, y receives ∂z/∂a · x.",
-    "x fed two operations, so its two shares add up in x.grad (AccumulateGrad).",
+    "x fed two operations: the engine adds its two shares first, then AccumulateGrad "
+    "writes the sum into x.grad, once.",
 )
 
 

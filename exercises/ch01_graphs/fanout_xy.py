@@ -46,7 +46,8 @@ grads = (x.grad, y.grad)""",
     wrong=(
         Wrong("fanout_adds", lambda x0, y0: [y0, x0],
               "Only the branch through xy was counted. x has two arrows leaving it, one into xy "
-              "and one into x²; backward sends a gradient along each and adds them in x.grad.",
+              "and one into x²; backward sends a gradient back along each, and the engine adds the two "
+              "shares before it writes x.grad.",
               "List every path from z back to x, and what each contributes."),
         Wrong("fanout_adds", lambda x0, y0: [2 * x0, x0],
               "Only the branch through x² was counted; the branch through xy also reaches x. "

@@ -1,7 +1,12 @@
-"""CS231n's relative error |a - n| / max(|a|, |n|) and its verdict bands (content-map Ch 1 item 1.4).
+"""CS231n's relative error |a - n| / max(|a|, |n|) and its four verdict bands (content-map Ch 1
+item 1.4), as the CS231n notes (cs231n.github.io/neural-networks-3/#gradcheck) give them:
+r > 1e-2 "usually means the gradient is probably wrong"; 1e-2 > r > 1e-4 "should make you feel
+uncomfortable"; 1e-4 > r "is usually okay for objectives with kinks" (too high without kinks);
+1e-7 and less "you should be happy". The notes leave the boundaries themselves open; the
+exercise puts each boundary value in the more worrying band and no variant lands on one.
 
-The shown values make the point: an absolute error of 0.3 on a gradient of 250 is fine-ish, an
-absolute error of 3e-6 on a gradient of 1e-5 is a bug.
+The shown values make the point: an absolute error of 0.3 on a gradient of 250 is uncomfortable,
+an absolute error of 3e-6 on a gradient of 1e-5 is a bug.
 """
 
 import random
@@ -12,14 +17,18 @@ import torch
 from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Choice, Number, Table
 
-ROWS = ("w", "b", "v")
-VERDICTS = ("pass", "suspicious", "fail")
+ROWS = ("w", "b", "v", "u")
+VERDICTS = ("happy", "kinks_only", "uncomfortable", "wrong")
 KIND = Table(rows=ROWS, columns=(("rel_error", Number(rtol=1e-3, atol=1e-15)),
                                  ("verdict", Choice(options=VERDICTS))))
 
 
 def verdict(r: float) -> str:
-    return "pass" if r < 1e-7 else "suspicious" if r <= 1e-2 else "fail"
+    if r < 1e-7:
+        return "happy"
+    if r < 1e-4:
+        return "kinks_only"
+    return "uncomfortable" if r <= 1e-2 else "wrong"
 
 
 def _table(errors: list[float]) -> dict:
@@ -42,9 +51,10 @@ analytic = _errors(lambda a, n: abs(a - n) / max(abs(a), abs(n)))
 
 
 def draw(rng: random.Random) -> dict:
-    bands = {"pass": (-12, -8.5), "suspicious": (-6, -3), "fail": (-1.3, -0.3)}
+    bands = {"happy": (-12, -8), "kinks_only": (-6.7, -4.3), "uncomfortable": (-3.7, -2.3),
+             "wrong": (-1.3, -0.3)}
     autograd, numeric = [], []
-    for band in rng.sample(VERDICTS, 3):  # one row per band, in random order
+    for band in rng.sample(VERDICTS, 4):  # one row per band, in random order
         a = rng.choice([-1, 1]) * 10 ** rng.uniform(-6, 3)
         r = 10 ** rng.uniform(*bands[band])
         autograd.append(a)
@@ -57,8 +67,8 @@ EXERCISE = Exercise(
     chapter=2,
     title="Relative error, and what it tells you",
     prompt=r"""
-A gradient check compared autograd's gradient with a central-difference estimate for three
-parameters `w`, `b`, `v`:
+A gradient check compared autograd's gradient with a central-difference estimate for four
+parameters `w`, `b`, `v`, `u`:
 
 * autograd: `grad_autograd = {{autograd}}`
 * numeric: `grad_numeric = {{numeric}}`
@@ -67,25 +77,32 @@ For each parameter compute the **relative error**
 
 $$r = \frac{|a - n|}{\max(|a|, |n|)}$$
 
-and give a verdict: `"pass"` if $r < 10^{-7}$, `"suspicious"` if $10^{-7} \le r \le 10^{-2}$,
-`"fail"` if $r > 10^{-2}$. Fill in the table `checks`.
+and give CS231n's verdict: `"happy"` if $r < 10^{-7}$; `"kinks_only"` if
+$10^{-7} \le r < 10^{-4}$ (fine for a function with kinks, too high for a smooth one);
+`"uncomfortable"` if $10^{-4} \le r \le 10^{-2}$; `"wrong"` if $r > 10^{-2}$. Fill in the
+table `checks`.
 """,
     setup="grad_autograd = {{autograd}}\ngrad_numeric = {{numeric}}",
     answer="checks",
-    placeholder='checks = ...  # {"w": {"rel_error": ..., "verdict": ...}, "b": {...}, "v": {...}}',
+    placeholder='checks = ...  # {"w": {"rel_error": ..., "verdict": ...}, "b": {...}, "v": ..., "u": ...}',
     solution="""def rel_error(a, n):
     return abs(a - n) / max(abs(a), abs(n))
 
 def verdict(r):
-    return "pass" if r < 1e-7 else "suspicious" if r <= 1e-2 else "fail"
+    if r < 1e-7:
+        return "happy"
+    if r < 1e-4:
+        return "kinks_only"
+    return "uncomfortable" if r <= 1e-2 else "wrong"
 
 checks = {}
-for name, a, n in zip(["w", "b", "v"], grad_autograd, grad_numeric):
+for name, a, n in zip(["w", "b", "v", "u"], grad_autograd, grad_numeric):
     r = rel_error(a, n)
     checks[name] = {"rel_error": r, "verdict": verdict(r)}""",
     kind=KIND,
-    params={"autograd": [250.0, 1.0e-5, -3.2], "numeric": [250.3, 1.3e-5, -3.20000001]},
-    hidden=({"autograd": [-0.004, 81.0, 7.5e-4], "numeric": [-0.0041, 81.0000000003, 7.52e-4]},),
+    params={"autograd": [250.0, 1.0e-5, -3.2, 0.02], "numeric": [250.3, 1.3e-5, -3.20000001, 0.0200004]},
+    hidden=({"autograd": [-0.004, 81.0, 7.5e-4, 12.0],
+             "numeric": [-0.0041, 81.0000000003, 7.52e-4, 12.0006]},),
     draw=draw,
     reference=reference,
     analytic=analytic,

@@ -25,7 +25,7 @@ EXERCISE = Exercise(
     chapter=3,
     title="Walking one graph twice, without permission",
     prompt=r"""
-Same graph, but the first call no longer says `retain_graph=True`:
+A graph is built once and walked twice, and neither call says `retain_graph=True`:
 
 ```python
 x = torch.tensor({{x0}}, requires_grad=True)

@@ -1,63 +1,74 @@
-"""Content-map M09: an optimizer refuses a non-leaf parameter with ValueError."""
+"""Content-map M09: an optimizer refuses a non-leaf parameter with ValueError; the exercise asks
+what the error protects you from (issue #14): a non-leaf's .grad is never filled, so the
+optimizer would hold a parameter that never moves.
+"""
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, raised
-from autograder.kinds import Choice
+from autograder.exercise import Exercise
+from exercises.ch03_mechanics._protections import KIND, message_of, protection_of, table, wrong
 
-OPTIONS = (None, "ValueError", "RuntimeError", "TypeError")
+
+def _snippet(vals: list[float]):
+    def run() -> None:
+        w = torch.tensor(vals, dtype=torch.float32, requires_grad=True).double()
+        torch.optim.SGD([w], lr=0.1)
+    return run
 
 
 def reference(vals: list[float]) -> str | None:
-    w = torch.tensor(vals, dtype=torch.float32, requires_grad=True).double()
-    return raised(lambda: torch.optim.SGD([w], lr=0.1))
+    return protection_of(_snippet(vals))
 
 
 def analytic(vals: list[float]) -> str:
-    # .double() is an operation (ToCopyBackward0): w is a non-leaf; optimizers check is_leaf
-    return "ValueError"
+    # .double() is an operation (ToCopyBackward0): w is a non-leaf, and backward() never fills
+    # a non-leaf's .grad, so an optimizer step would find nothing to apply
+    return "never_updated"
 
+
+MESSAGE = message_of(_snippet([0.5, -1.5, 2.0]))
 
 EXERCISE = Exercise(
     id="nonleaf_optimizer_error",
     chapter=3,
-    title="Handing a non-leaf to an optimizer",
+    title="Handing a non-leaf to an optimizer: what the error protects",
     prompt=r"""
 ```python
 w = torch.tensor({{vals}}, requires_grad=True).double()
 opt = torch.optim.SGD([w], lr=0.1)
 ```
 
-What happens on the second line? Give the class of the exception (or its name), or `None` if
-it runs without error.
-""",
+The second line raises `""" + MESSAGE + r"""`. What would go wrong if the optimizer accepted
+`w`? Pick the answer from the table and bind its key (a string) to `nonleaf_protects`.
+
+""" + table() + "\n",
     setup="vals = {{vals}}",
-    answer="optimizer_error",
-    placeholder="optimizer_error = ...  # an exception class such as TypeError, or None",
-    solution="""w = torch.tensor(vals, requires_grad=True).double()
-try:
-    torch.optim.SGD([w], lr=0.1)
-    optimizer_error = None
-except Exception as e:
-    optimizer_error = type(e)""",
-    kind=Choice(options=OPTIONS),
+    answer="nonleaf_protects",
+    placeholder='nonleaf_protects = ...  # one key of the table, e.g. "freed_values"',
+    solution="""import warnings
+
+w = torch.tensor(vals, requires_grad=True).double()
+(w ** 2).sum().backward()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")   # reading a non-leaf's .grad warns
+    never_filled = w.grad is None
+nonleaf_protects = "never_updated" if never_filled else None""",
+    kind=KIND,
     params={"vals": [0.5, -1.5, 2.0]},
     hidden=({"vals": [1.0, 2.0]},),
     draw=lambda rng: {"vals": [rng.uniform(-3, 3) for _ in range(rng.randint(1, 4))]},
     reference=reference,
     analytic=analytic,
     wrong=(
-        Wrong("accidental_nonleaf", lambda vals: None,
-              ".double() is an operation: it returns a new tensor computed from the float32 leaf "
-              "(its grad_fn is ToCopyBackward0). That copy is not a leaf and would never receive "
-              "a .grad, so the optimizer refuses it at once: ValueError: can't optimize a "
-              "non-leaf Tensor. Create the tensor with dtype=torch.float64 and requires_grad=True "
-              "in one go instead.",
-              "Check w.is_leaf and w.grad_fn."),
-        Wrong("accidental_nonleaf", lambda vals: "RuntimeError",
-              "It does fail, and for the right reason (w is a non-leaf, made by .double()), but "
-              "the optimizer checks its arguments when it is built and raises ValueError: can't "
-              "optimize a non-leaf Tensor.",
-              "Run it and read the exception's class name."),
+        wrong("no_nudge",
+              "w holds floats (float64 after .double()), so it can be nudged and has a "
+              "derivative. The trouble is that .double() is an operation: w is its result, a "
+              "non-leaf, and backward() never fills a non-leaf's .grad, so an optimizer step "
+              "would never move it.",
+              "Check w.is_leaf and w.grad after a backward()."),
+        wrong("freed_values",
+              "No backward() has run yet; the optimizer checks its parameters when it is built. "
+              "It refuses w because w is not a leaf: its .grad would stay None forever.",
+              "What does w.grad hold after (w ** 2).sum().backward()?"),
     ),
 )

@@ -44,10 +44,11 @@ and returns the output together with $J u$ (shaped like the output):
 
 ```python
 u = torch.tensor({{u}})   # one-hot: a 1 in position j = {{j}}
-out, tangent_out = torch.func.jvp(f, (x,), (u,))
+out, column = torch.func.jvp(f, (x,), (u,))
 ```
 
-For the same kind of $f(x) = Ax$, with `A = torch.tensor({{A}})`, what is `tangent_out`?
+For the same kind of $f(x) = Ax$, with `A = torch.tensor({{A}})`, what is the tangent output
+$J u$? Bind it to `column`.
 """,
     setup="""A = torch.tensor({{A}})
 x = torch.tensor({{x0}})

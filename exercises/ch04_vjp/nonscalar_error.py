@@ -1,28 +1,37 @@
-"""backward() on a vector output without a seed raises (content map M01)."""
+"""backward() on a vector output without a seed raises (content map M01); the exercise asks
+what the error protects you from (issue #14): a vector output has no single gradient, and
+PyTorch will not guess the weights of its entries.
+"""
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, raised
-from autograder.kinds import Choice
+from autograder.exercise import Exercise
+from exercises.ch03_mechanics._protections import KIND, message_of, protection_of, table, wrong
 
-OPTIONS = (None, "RuntimeError", "TypeError", "ValueError", "IndexError")
+
+def _snippet(x0: list[float]):
+    def run() -> None:
+        x = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+        (x**2).backward()
+    return run
 
 
 def reference(x0: list[float]) -> str | None:
-    x = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
-    y = x**2
-    return raised(lambda: y.backward())
+    return protection_of(_snippet(x0))
 
 
 def analytic(x0: list[float]) -> str:
-    # backward() seeds with dy/dy = 1 only when y holds one element; y here holds len(x0)
-    return "RuntimeError"
+    # backward() seeds with dy/dy = 1 only when y holds one element; for len(x0) elements any
+    # seed v gives a different vᵀJ, and none is the gradient
+    return "guessed_seed"
 
+
+MESSAGE = message_of(_snippet([1.0, 2.0, 3.0]))
 
 EXERCISE = Exercise(
     id="nonscalar_error",
     chapter=4,
-    title="A vector output with no seed",
+    title="A vector output with no seed: what the error protects",
     prompt=r"""
 ```python
 x = torch.tensor({{x0}}, requires_grad=True)
@@ -30,37 +39,39 @@ y = x ** 2
 y.backward()
 ```
 
-What does the last line raise? Give the exception class (for example `KeyError`, or its name
-as a string), or `None` if it runs without error. You may run it to find out: wrap it in
-`try: ... except Exception as e: ...` so that your notebook keeps going.
-""",
-    setup="""x = torch.tensor({{x0}}, requires_grad=True)
-y = x ** 2""",
-    answer="nonscalar_error",
-    placeholder="nonscalar_error = ...  # an exception class such as KeyError, or None",
-    solution="""try:
-    y.backward()
-    nonscalar_error = None
-except Exception as e:
-    nonscalar_error = type(e)""",
-    kind=Choice(options=OPTIONS),
+The last line raises `""" + MESSAGE + r"""`. What would go wrong if PyTorch ran it anyway?
+Pick the answer from the table and bind its key (a string) to `nonscalar_protects`.
+
+""" + table() + "\n",
+    setup="x0 = {{x0}}",
+    answer="nonscalar_protects",
+    placeholder='nonscalar_protects = ...  # one key of the table, e.g. "freed_values"',
+    solution="""# vᵀJ depends on the seed v: two seeds, two different "gradients"
+x = torch.tensor(x0, requires_grad=True)
+(x ** 2).backward(torch.ones(len(x0)))
+with_ones = x.grad.clone()
+x.grad = None
+(x ** 2).backward(torch.arange(1.0, len(x0) + 1))
+nonscalar_protects = "guessed_seed" if not torch.equal(with_ones, x.grad) else None""",
+    kind=KIND,
     params={"x0": [1.0, 2.0, 3.0]},
     hidden=({"x0": [0.5, -1.0, 2.5]},),
-    draw=lambda rng: {"x0": [rng.uniform(-3, 3) for _ in range(3)]},
+    draw=lambda rng: {"x0": [rng.uniform(0.5, 3) * rng.choice((-1, 1)) for _ in range(3)]},
     reference=reference,
     analytic=analytic,
     wrong=(
-        Wrong("seed_required", lambda x0: None,
-              "backward() can only start by itself from a tensor with one element, where "
-              "dy/dy = 1 is the obvious seed. y holds several numbers, and PyTorch will not guess "
-              "how much each of them matters, so it raises 'grad can be implicitly created only "
-              "for scalar outputs'.",
-              "How many elements does y hold? What would backward() have to start from?"),
-        Wrong("seed_required", lambda x0: "TypeError",
-              "The gradient argument of backward() is optional in its signature, so nothing is "
-              "wrong with the call as Python sees it. The check happens inside autograd, at run "
-              "time, when it finds no seed for a vector output.",
-              "Which kind of error does PyTorch use when a call is well-formed but the tensors "
-              "do not allow it?"),
+        wrong("freed_values",
+              "Nothing has been freed: this is the first backward() on this graph. The complaint "
+              "is about where to start: y holds several numbers, and backward() has no seed.",
+              "How many elements does y hold, and what would backward() start from?"),
+        wrong("stale_value",
+              "Nothing was changed in place here. The problem comes before any saved value is "
+              "read: a vector output has no single gradient until you say how much each entry "
+              "matters (the seed).",
+              "Try y.backward(v) with two different seeds v. Do you get the same x.grad?"),
+        wrong("never_updated",
+              "x is a leaf that requires grad, so its .grad would be filled. The error is about "
+              "the start of the backward pass, not about x.",
+              "What does backward() need at y that a one-element output has for free?"),
     ),
 )

@@ -117,5 +117,16 @@ for name, fn in spellings.items():
               "backward formulas pick one branch.",
               "Averaging is one convention among several. Which spelling actually compares "
               "two equal inputs?"),
+        Wrong("left_derivative_rule",
+              lambda a, slope: _table(relu=0.0, abs=-1.0, clamp=0.0, maximum=0.0, where_gt=0.0,
+                                      where_ge=0.0, leaky_relu=slope),
+              "This takes the left derivative at every kink, the reading of ReLU'(0) = 0 in the "
+              "course's reference questions. PyTorch has no such rule. Its autograd notes "
+              "('Gradients for non-differentiable functions') say: for a function that is "
+              "convex near the point, use the sub-gradient of minimum norm. For relu at 0 the "
+              "sub-gradients are [0, 1], so 0; for abs they are [-1, 1], so 0, not the left "
+              "slope -1. And each backward formula is its own: clamp(min=0) and where(u >= 0) "
+              "pass the gradient at 0 (1), maximum splits the tie (0.5).",
+              "Run abs and clamp(min=0) at 0: does either return its left-hand slope?"),
     ),
 )

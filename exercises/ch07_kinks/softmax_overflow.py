@@ -1,7 +1,8 @@
 """Softmax + log by hand vs F.cross_entropy at a huge logit, in float32.
 
-Logits [1000, 0], target 1: exp(1000) overflows to inf, inf/inf is NaN, and the hand-written
-loss has gradient [nan, nan]; F.cross_entropy (log-sum-exp) gives softmax - onehot = [1, -1].
+Logits [1000, 0], target 1: exp(1000) overflows to inf, so p = [inf/inf, 1/inf] = [nan, 0]
+(measured, torch 2.13), the loss is -log 0 = +inf and its gradient is [nan, nan];
+F.cross_entropy (log-sum-exp) gives softmax - onehot = [1, -1].
 """
 
 import math
@@ -96,9 +97,11 @@ xent_grads = torch.stack(rows)""",
     wrong=(
         Wrong("unstable_loss", lambda z, target: [analytic(z, target)[1]] * 2,
               "On paper both rows are softmax(z) - onehot(target). In float32, exp(z) "
-              "overflows to inf above z ≈ 88.7; inf / inf is NaN, and the backward pass "
-              "spreads that NaN to every logit. F.cross_entropy subtracts the largest logit "
-              "before exponentiating (log-sum-exp), so nothing overflows.",
+              "overflows to inf above z ≈ 88.7, so p = exp(z) / sum(exp(z)) is inf/inf = NaN "
+              "at the huge logit and exactly 0 at the others. The loss -log p[target] is then "
+              "+inf (or NaN), and the backward pass, dividing by the same infinite sum, gives "
+              "NaN for every logit. F.cross_entropy subtracts the largest logit before "
+              "exponentiating (log-sum-exp), so nothing overflows.",
               "Print z.exp() for these logits."),
         Wrong("xent_onehot",
               lambda z, target: [analytic(z, target)[0],
@@ -110,8 +113,8 @@ xent_grads = torch.stack(rows)""",
               "Differentiate -z[target] + log Σ exp(z) with respect to each z_i."),
         Wrong("unstable_loss", lambda z, target: [[0.0] * len(z), analytic(z, target)[1]],
               "Nothing stops a NaN: it is not replaced by 0 along the way. exp(z) = inf "
-              "makes the probabilities inf/inf = NaN, and every later multiplication keeps "
-              "it NaN.",
+              "makes the huge logit's probability inf/inf = NaN (the others are 1/inf = 0), "
+              "and the backward pass meets inf/inf again: every logit's gradient is NaN.",
               "Print p in the hand-written version."),
     ),
 )

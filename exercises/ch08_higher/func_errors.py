@@ -1,8 +1,10 @@
 """torch.func vs torch.autograd at the edges: which calls raise, and what the others return.
 
 func.grad of a scalar function works; of a vector-valued one it raises RuntimeError (it needs a
-scalar output). The second derivative of c·x is 0 through func.grad(func.grad(...)), but the
-autograd.grad route raises RuntimeError: the first derivative c has no grad_fn (M18).
+scalar output). The second derivative of c·x is 0 through func.grad(func.grad(...)): func.grad
+calls autograd.grad(create_graph=True, allow_unused=True) and returns zeros_like(input) where no
+output requires grad. The autograd.grad route raises RuntimeError: the first derivative c has no
+grad_fn (M18).
 """
 
 import torch
@@ -116,9 +118,12 @@ edges = {
               "Print first.requires_grad and first.grad_fn after the first call."),
         Wrong("linear_second_derivative",
               table_with(analytic, func_second_linear={"raises": "RuntimeError", "value": None}),
-              "torch.func traces the function itself, not a recorded graph, so a derivative "
-              "that is constant simply has derivative 0: grad(grad(lambda t: c * t)) "
-              "returns 0 without error.",
-              "Run it: torch.func treats a constant derivative as a function like any other."),
+              "torch.func.grad does call torch.autograd.grad (with create_graph=True and "
+              "allow_unused=True), but first it drops every output that does not require grad, "
+              "and where nothing is left it returns torch.zeros_like(input) instead of raising. "
+              "The inner derivative of c·t is the constant c, which does not depend on t, so "
+              "grad(grad(lambda t: c * t)) returns 0 without error.",
+              "Run it, and compare with the autograd.grad row: what does torch.func do when "
+              "the output does not depend on the input?"),
     ),
 )

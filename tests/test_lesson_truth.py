@@ -1,0 +1,359 @@
+"""The lessons' statements about torch, checked against torch (issue #14, must-show 1).
+
+Each test runs the fact a lesson states, and where a lesson used to state the opposite, a second
+assertion keeps the wrong sentence from coming back.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from unittest import mock
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder import registry
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def lesson(slug: str) -> str:
+    return " ".join((REPO / "exercises" / slug / "lesson.md").read_text().split())
+
+
+# ---------------------------------------------------------------- 1. fan-out is not accumulation
+
+
+def test_fanout_is_summed_by_the_engine_before_grad_is_written():
+    """z = x*y + x**2 at (2, 3): the hook on x fires once, with 3 + 4 = 7, and .grad is
+    written once."""
+    x = torch.tensor(2.0, requires_grad=True)
+    y = torch.tensor(3.0, requires_grad=True)
+    arrivals: list[float] = []
+    writes: list[float] = []
+    x.register_hook(lambda g: arrivals.append(g.item()))
+    x.register_post_accumulate_grad_hook(lambda t: writes.append(t.grad.item()))
+    (x * y + x**2).backward()
+    assert arrivals == [7.0]
+    assert writes == [7.0]
+
+
+def test_fanout_at_an_intermediate_tensor_is_summed_too_and_it_keeps_no_grad():
+    x = torch.tensor(2.0, requires_grad=True)
+    m = x * 3  # m = 6 feeds m*m and + m
+    arrivals: list[float] = []
+    m.register_hook(lambda g: arrivals.append(g.item()))
+    (m * m + m).backward()
+    assert arrivals == [2 * 6.0 + 1]
+    with pytest.warns(UserWarning):
+        assert m.grad is None  # a non-leaf: the sum passed through, nothing was stored
+
+
+def test_grad_accumulates_across_backward_calls():
+    x = torch.tensor(2.0, requires_grad=True)
+    for _ in range(3):
+        (x**2).backward()
+    assert x.grad.item() == 3 * 4.0
+
+
+def test_lessons_no_longer_give_fanout_as_the_reason_grad_accumulates():
+    assert "it is why PyTorch *accumulates*" not in lesson("ch01_graphs")
+    assert "accumulating into `.grad` does exactly that" not in lesson("ch03_mechanics")
+    from autograder.visual import widgets
+    assert not any("add up in x.grad" in step for step in widgets.CHAIN_STEPS)
+    explanations = " ".join(w.explanation for w in registry.get("fanout_xy").wrong)
+    assert "adds them in x.grad" not in explanations
+
+
+# ---------------------------------------------------------------- 2. what a leaf is
+
+
+def test_every_tensor_that_does_not_require_grad_is_a_leaf():
+    made = torch.tensor(2.0) * 3
+    assert made.is_leaf and made.grad_fn is None
+    u = torch.tensor(1.5, requires_grad=True)
+    with torch.no_grad():
+        quiet = u * 2
+    assert quiet.is_leaf and not quiet.requires_grad
+    assert u.detach().is_leaf
+    recorded = u * 2
+    assert not recorded.is_leaf and recorded.grad_fn is not None
+
+
+def test_chapter_1_defines_a_leaf_by_its_missing_grad_fn():
+    text = lesson("ch01_graphs")
+    assert "A leaf was not produced by any operation" not in text
+    assert "`(torch.tensor(2.) * 3).is_leaf` is `True`" in text
+
+
+# ---------------------------------------------------------------- 3. the (x / div)[mask] example
+
+
+def test_masked_division_example_gives_nan_and_is_credited_to_the_maskedtensor_tutorial():
+    x = torch.tensor([1.0, 1.0], requires_grad=True)
+    div = torch.tensor([0.0, 1.0])
+    (x / div)[div != 0].backward()
+    assert math.isnan(x.grad[0].item()) and x.grad[1].item() == 1.0
+    text = lesson("ch07_kinks")
+    assert "PyTorch's own autograd notes" not in text
+    assert "*MaskedTensor Overview* tutorial" in text and "issue #4132" in text
+
+
+# ---------------------------------------------------------------- 4. softmax overflow
+
+
+def _by_hand(z: list[float], target: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    t = torch.tensor(z, requires_grad=True)  # float32, as in the lesson
+    p = t.exp() / t.exp().sum()
+    loss = -p[target].log()
+    loss.backward()
+    return p.detach(), loss.detach(), t.grad
+
+
+def test_chapter_7_overflow_demo_loss_is_inf_and_only_the_gradient_is_nan():
+    p, loss, grad = _by_hand([500.0, 0.0, 3.0], 2)
+    assert math.isnan(p[0].item()) and p[1:].tolist() == [0.0, 0.0]
+    assert loss.item() == math.inf
+    assert torch.isnan(grad).all()
+    text = lesson("ch07_kinks")
+    assert "`inf / inf` is NaN." not in text
+    assert "$-\\log 0 = +\\infty$, not NaN" in text
+
+
+def test_softmax_overflow_probabilities_are_nan_and_zero():
+    ex = registry.get("softmax_overflow")
+    p, loss, _ = _by_hand(ex.params["z"], ex.params["target"])
+    assert math.isnan(p[0].item()) and p[1].item() == 0.0  # p = [nan, 0.], not [nan, nan]
+    assert loss.item() == math.inf
+    explanations = " ".join(w.explanation for w in ex.wrong)
+    assert "probabilities inf/inf = NaN" not in explanations
+
+
+def test_fused_cross_entropy_is_finite_at_the_same_logits():
+    z = torch.tensor([500.0, 0.0, 3.0], requires_grad=True)
+    loss = F.cross_entropy(z[None], torch.tensor([2]))
+    loss.backward()
+    assert math.isfinite(loss.item()) and torch.isfinite(z.grad).all()
+
+
+# ---------------------------------------------------------------- 5. torch.func.grad's mechanism
+
+
+def test_func_grad_calls_autograd_grad_with_create_graph_and_allow_unused():
+    calls: list[dict] = []
+    real = torch.autograd.grad
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    with mock.patch.object(torch.autograd, "grad", spy):
+        value = torch.func.grad(lambda t: t**3)(torch.tensor(2.0))
+    assert value.item() == 12.0
+    assert calls and all(c.get("create_graph") is True and c.get("allow_unused") is True for c in calls)
+
+
+def test_func_grad_fills_zeros_where_no_output_requires_grad():
+    c = 2.0
+    assert torch.func.grad(torch.func.grad(lambda t: c * t))(torch.tensor(1.0)).item() == 0.0
+    # and the function's output not depending on its input at all: zeros, no error
+    assert torch.func.grad(lambda t: torch.tensor(3.0))(torch.tensor(1.0)).item() == 0.0
+    t = torch.tensor(1.0, requires_grad=True)
+    (first,) = torch.autograd.grad(c * t, t, create_graph=True)
+    assert first.grad_fn is None
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        torch.autograd.grad(first, t)
+
+
+def test_chapter_8_no_longer_says_func_traces_the_function_afresh():
+    text = lesson("ch08_higher")
+    assert "because it traces" not in text
+    assert "create_graph=True, allow_unused=True" in text
+    explanations = " ".join(w.explanation for w in registry.get("func_errors").wrong)
+    assert "traces the function itself" not in explanations
+
+
+# ---------------------------------------------------------------- 6. CS231n's thresholds
+
+CS231N_BANDS = [  # (relative error, verdict) well inside each of CS231n's four bands
+    (0.3, "wrong"), (2e-2, "wrong"), (5e-3, "uncomfortable"), (2e-4, "uncomfortable"),
+    (5e-5, "kinks_only"), (3e-7, "kinks_only"), (5e-8, "happy"), (1e-12, "happy")]
+
+
+@pytest.mark.parametrize(("r", "verdict"), CS231N_BANDS)
+def test_relative_error_verdicts_are_cs231ns_four_bands(r, verdict):
+    from exercises.ch02_numerics.relative_error_table import verdict as graded_verdict
+    assert graded_verdict(r) == verdict
+
+
+def test_chapter_2_quotes_cs231n_exactly():
+    text = lesson("ch02_numerics")
+    for quote in ('"relative error > 1e-2 usually means the gradient is probably wrong"',
+                  '"1e-2 > relative error > 1e-4 should make you feel uncomfortable"',
+                  '"1e-4 > relative error is usually okay for objectives with kinks.',
+                  '"1e-7 and less you should be happy."'):
+        assert quote in text
+    assert "$10^{-7} \\le r \\le 10^{-2}$ deserves a closer look" not in text
+
+
+def test_every_shown_variant_of_relative_error_table_uses_all_four_bands():
+    ex = registry.get("relative_error_table")
+    for params in ex.variants():
+        verdicts = {row["verdict"] for row in ex.reference(**params).values()}
+        assert verdicts == {"happy", "kinks_only", "uncomfortable", "wrong"}
+
+
+# ---------------------------------------------------------------- 7. prompts name the graded variable
+
+
+def test_jvp_column_prompt_asks_for_the_graded_name():
+    prompt = registry.get("jvp_column").prompt_text()
+    assert "tangent_out" not in prompt and "`column`" in prompt
+
+
+@pytest.mark.parametrize("eid", registry.ids())
+def test_a_prompt_that_asks_what_a_name_is_asks_for_the_answer(eid):
+    ex = registry.get(eid)
+    for asked in re.findall(r"[Ww]hat (?:is|are) `([A-Za-z_]\w*)`", ex.prompt):
+        assert asked == ex.answer, f"{eid}: the prompt asks for `{asked}`, the grader reads `{ex.answer}`"
+
+
+# ---------------------------------------------------------------- seed 002: ReLU'(0) and the documented rule
+
+
+def _slope_at_zero(fn) -> float:
+    x = torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
+    fn(x).backward()
+    return x.grad.item()
+
+
+def test_relu_and_abs_at_zero_take_the_minimum_norm_subgradient_not_the_left_slope():
+    assert _slope_at_zero(torch.relu) == 0.0  # sub-gradients [0, 1]: minimum norm 0
+    assert _slope_at_zero(torch.abs) == 0.0  # sub-gradients [-1, 1]: 0, not the left slope -1
+
+
+def test_clamp_and_maximum_do_not_follow_the_minimum_norm_rule():
+    assert _slope_at_zero(lambda t: t.clamp(min=0)) == 1.0
+    assert _slope_at_zero(lambda t: torch.maximum(t, torch.zeros_like(t))) == 0.5
+
+
+def test_chapter_7_quotes_the_documented_rule():
+    text = lesson("ch07_kinks")
+    assert "*Gradients for non-differentiable functions*" in text
+    assert ("If the function is convex (at least locally), use the sub-gradient of minimum norm "
+            "(it is the steepest descent direction).") in text
+
+
+# ---------------------------------------------------------------- further statements checked on the second read
+
+
+def test_one_minus_sigmoid_is_exactly_zero_in_float32_from_about_17():
+    xs = torch.linspace(0, 30, 3001)  # float32, as in chapter 7 §5
+    first_zero = xs[(1 - torch.sigmoid(xs)) == 0][0].item()
+    assert 16.5 < first_zero < 17.5
+    assert torch.sigmoid(torch.tensor(20.0)).item() == 1.0
+
+
+def test_a_graph_that_saved_nothing_can_be_walked_twice_but_x_times_2_saves():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x - 3).sum()
+    y.backward()
+    y.backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    y = (x * 2).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+
+
+@pytest.mark.parametrize("corner", [-1.0, 1.0])
+def test_hardtanh_corners_are_flat_and_clamp_passes_them(corner):
+    assert _slope_at(F.hardtanh, corner) == 0.0
+    assert _slope_at(lambda t: t.clamp(-1, 1), corner) == 1.0
+
+
+def _slope_at(fn, at: float) -> float:
+    x = torch.tensor(at, dtype=torch.float64, requires_grad=True)
+    fn(x).backward()
+    return x.grad.item()
+
+
+def test_gradcheck_defaults_are_the_ones_chapter_2_quotes():
+    import inspect
+
+    params = inspect.signature(torch.autograd.gradcheck).parameters
+    assert (params["eps"].default, params["atol"].default, params["rtol"].default) == (1e-6, 1e-5, 1e-3)
+
+
+def test_inference_tensors_cannot_be_saved_but_no_grad_results_can():
+    u = torch.tensor(2.0, requires_grad=True)
+    with torch.inference_mode():
+        frozen = torch.tensor([1.0, 2.0]) * 2
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+        (u * frozen).sum().backward()
+    with torch.no_grad():
+        quiet = torch.tensor([1.0, 2.0]) * 2
+    (u * quiet).sum().backward()
+    assert u.grad.item() == 6.0
+
+
+def test_backward_with_create_graph_then_grad_backward_accumulates_f1_plus_f2():
+    x = torch.tensor(3.0, requires_grad=True)
+    with pytest.warns(UserWarning):  # chapter 8 says PyTorch warns about a reference cycle
+        (x**2).backward(create_graph=True)
+    x.grad.backward()
+    assert x.grad.item() == 6.0 + 2.0
+
+
+# ---------------------------------------------------------------- what the errors protect you from
+
+
+def test_each_protection_is_keyed_by_a_message_torch_really_prints():
+    from exercises.ch03_mechanics._protections import MESSAGES, protection_of
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    snippets = {
+        "guessed_seed": lambda: (x**2).backward(),
+        "no_nudge": lambda: torch.tensor([1, 2], requires_grad=True),
+        "never_updated": lambda: torch.optim.SGD([torch.tensor([1.0], requires_grad=True).double()], lr=0.1),
+    }
+
+    def twice() -> None:
+        y = (x**3).sum()
+        y.backward()
+        y.backward()
+
+    def stale() -> None:
+        y = x.sigmoid()
+        y.mul_(2)
+        y.sum().backward()
+
+    def inference() -> None:
+        with torch.inference_mode():
+            t = torch.tensor([1.0, 2.0]) * 2
+        (x * t).sum().backward()
+
+    snippets.update(freed_values=twice, stale_value=stale, unversioned_save=inference)
+    assert set(snippets) == set(MESSAGES.values())
+    for key, action in snippets.items():
+        assert protection_of(action) == key
+
+
+def test_inference_tensors_have_no_version_counter_and_no_grad_results_do():
+    with torch.inference_mode():
+        frozen = torch.tensor([1.0, 2.0]) * 2
+    with pytest.raises(RuntimeError, match="do not track version counter"):
+        frozen._version  # noqa: B018 - reading it is the test
+    with torch.no_grad():
+        quiet = torch.tensor([1.0, 2.0]) * 2
+    assert quiet._version == 0
+
+
+def test_a_non_leafs_grad_is_never_filled():
+    w = torch.tensor([0.5, -1.5], requires_grad=True).double()
+    (w**2).sum().backward()
+    with pytest.warns(UserWarning):
+        assert w.grad is None
