@@ -18,7 +18,7 @@ import torch
 from . import checkdata
 from .checkdata import Check
 from .feedback import Feedback
-from .kinds import Canonical, Invalid, Kind, Table
+from .kinds import Canonical, Invalid, Kind, Table, numbers_close
 from .plain import Plain
 
 NOT_ANSWERED = ("Not answered yet: replace the ... in the answer cell above with your answer, "
@@ -214,9 +214,10 @@ def _summary(check: Check, results: list[dict]) -> str:
     if public.get("cells"):
         shown = ", ".join(public["cells"][:6])
         return f"Some entries are not right yet: {shown}."
+    if public["status"] == "wrong" and public.get("slip"):
+        return "Not right yet, and the way it differs says why (below)."
     if public["status"] == "wrong" and public.get("wrong") is None:
-        return _shape_note(check, public) or (
-            "This is not the value PyTorch gives, and it matches none of the usual mistakes.")
+        return _shape_note(check, public) or _what_differs(check, public)
     if public["status"] == "wrong":
         return "This is a known mistake."
     return public.get("message", "")
@@ -238,6 +239,28 @@ def _what_differs(check: Check, public: dict) -> str:
                     "are. What is different about those?")
     if isinstance(got, torch.Tensor) and isinstance(ref, torch.Tensor) and got.numel() == ref.numel() == 1 \
             and bool(torch.isfinite(got).all() and torch.isfinite(ref).all()):
+        side = "too large" if float(got.reshape(())) > float(ref.reshape(())) else "too small"
+        return (f"This is not the value PyTorch gives: it is {side}, and it matches none of the usual "
+                "mistakes. Work it out step by step, or compute it with torch and compare.")
+    return "This is not the value PyTorch gives, and it matches none of the usual mistakes."
+
+
+def _what_differs(check: Check, public: dict) -> str:
+    """Which entries are wrong and in which direction, never by how much (that would give the
+    answer away)."""
+    got, ref = public.get("canonical"), check.variants[0].reference
+    if isinstance(got, torch.Tensor) and isinstance(ref, torch.Tensor) and got.shape == ref.shape \
+            and got.numel() > 1 and bool(ref.isfinite().all() and got.isfinite().all()):
+        flat_got, flat_ref = got.reshape(-1), ref.reshape(-1)
+        bad = [i for i in range(flat_ref.numel())
+               if not numbers_close(flat_got[i:i + 1], flat_ref[i:i + 1], check.kind.rtol, check.kind.atol)]
+        if bad and len(bad) < flat_ref.numel():
+            where = ", ".join(str(tuple(divmod(i, ref.shape[-1]))) if ref.dim() == 2 else f"[{i}]"
+                              for i in bad[:6])
+            return (f"{len(bad)} of {flat_ref.numel()} entries are not right yet ({where}); the others "
+                    "are. What is different about those?")
+    if isinstance(got, torch.Tensor) and isinstance(ref, torch.Tensor) and got.numel() == ref.numel() == 1 \
+            and bool(got.isfinite().all() and ref.isfinite().all()):
         side = "too large" if float(got.reshape(())) > float(ref.reshape(())) else "too small"
         return (f"This is not the value PyTorch gives: it is {side}, and it matches none of the usual "
                 "mistakes. Work it out step by step, or compute it with torch and compare.")

@@ -78,8 +78,8 @@ def test_numbers_close_handles_nan_and_infinities():
     (Number(), "7", "string"),
     (Tensor(shape=(2,)), [1.0, 2.0, 3.0], "shape (2,)"),
     (Tensor(shape=(2, 2)), 4.0, "shape (2, 2)"),
-    (Bool(), 1, "True or False"),
-    (Choice(options=("AddBackward0", None)), "MulBackward0", "not among"),
+    (Bool(), 2, "True or False"),  # 0 and 1 read as False and True
+    (Choice(options=("AddBackward0", None)), "MulBackward0", "not one of the answers"),
     (Table(rows=("x",), columns=(("is_leaf", Bool()),)), {"y": {}}, "no row"),
 ])
 def test_validity_messages_say_what_was_expected(kind, value, message):
@@ -152,3 +152,49 @@ def test_grade_returns_builtin_float_and_catches_typed_numbers():
     assert 0 < fb.score < 1 and "typed in" in fb.message
     points = grade("sum_rule", 11.0)  # outside IPython there is no history: hidden variants fail
     assert type(points) is float and 0 < points < 1
+
+
+@pytest.mark.parametrize(("kind", "values", "canonical"), [
+    (Bool(), [True, 1, 1.0, torch.tensor(True), torch.tensor([1]), np.bool_(True), np.array(True)], True),
+    (Bool(), [False, 0, torch.tensor(False), np.bool_(False), torch.tensor(0.0)], False),
+    (Number(), [2.5, torch.tensor(2.5), torch.tensor([2.5]), np.float64(2.5), np.array([2.5]), [2.5]], 2.5),
+    (Tensor(shape=(2,)), [[1.0, 2.0], (1.0, 2.0), np.array([1.0, 2.0]), torch.tensor([1.0, 2.0]),
+                          (torch.tensor(1.0), torch.tensor(2.0)), [[1.0, 2.0]]], [1.0, 2.0]),
+    (Choice(options=("MulBackward0", "AddBackward0")),
+     [(torch.ones(1, requires_grad=True) * 2).grad_fn, type((torch.ones(1, requires_grad=True) * 2).grad_fn),
+      "MulBackward0", "<MulBackward0 object at 0x7f>", "mulbackward0"], "MulBackward0"),
+    (Choice(options=(None, "RuntimeError")), [RuntimeError, RuntimeError("x"), "RuntimeError"], "RuntimeError"),
+    (Choice(options=(None, "RuntimeError")), [None, "None", "no error"], None),
+])
+def test_every_natural_form_of_a_right_answer_is_read(kind, values, canonical):
+    """A table of the forms each answer kind accepts (issue: every natural form is accepted)."""
+    from autograder.plain import to_plain
+
+    for value in values:
+        got = kind.canonical(to_plain(value))
+        if isinstance(got, torch.Tensor):
+            assert torch.allclose(got, torch.tensor(canonical, dtype=torch.float64)), value
+        else:
+            assert got == canonical, value
+
+
+def test_generic_slips_are_named_without_a_listed_wrong_answer():
+    from autograder.checkdata import AnswerSpec, Check, Variant
+    from autograder.judge import judge
+
+    ref = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+    check = Check(id="t", title="t", chapter=1, points=1.0, kind=Tensor(shape=(2, 2)),
+                  spec=AnswerSpec("a", None, ("",)), variants=(Variant(ref, ()),), wrong=())
+    from autograder.plain import to_plain
+
+    cases = {"sign_flipped": -ref, "factor_two": 2 * ref, "factor_half": ref / 2, "factor_k": 3 * ref,
+             "factor_one_over_k": ref / 4, "transposed": ref.T}
+    for slip, answer in cases.items():
+        fb = judge(check, [to_plain(answer)])
+        assert fb.verdict == "wrong" and fb.misconception == slip, (slip, fb)
+        assert fb.explanation and fb.hint
+    one_off = ref.clone()
+    one_off[1, 0] = 7.0
+    fb = judge(check, [to_plain(one_off)])
+    assert fb.misconception is None and "1 of 4 entries are not right yet ((1, 0))" in fb.message
+    assert "7" not in fb.message and "3" not in fb.message.replace("(1, 0)", "")  # never the values
