@@ -188,7 +188,7 @@ def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
     fb.verdict = "correct" if fb.score == 1.0 else "partial" if fb.score > 0 else "wrong"
     fb.message = _summary(check, results)
     hit = next((r["wrong"] for r in results if r.get("wrong") is not None), None)
-    slip = next((r["slip"] for r in results if r.get("slip")), None)
+    slip = results[0].get("slip")  # at the shown values only: elsewhere a slip can be chance
     if hit is not None:
         w = check.wrong[hit]
         fb.misconception, fb.explanation, fb.hint = w.misconception, w.explanation, w.hint

@@ -60,7 +60,7 @@ from autograder.kinds import Bool, Choice, Number, Table, Tensor
 REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = registry.chapters()
 
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:nan|inf|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.#])[-+]?(?:nan|inf|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\w])")
 _TAG = re.compile(r"<[^>]+>")
 _EXCEPTION = re.compile(r"(Error|Exception|Warning)$")
 _WIDGET_STATE = "application/vnd.jupyter.widget-state+json"

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html import unescape
 from pathlib import Path
 
 import nbformat
@@ -128,7 +129,7 @@ def _constant_answer(ex) -> bool:
 
 def test_csv_and_results_files(graded: dict) -> None:
     lines = graded["csv"].read_text().splitlines()
-    assert lines[0] == "student,assignment,exercise,points,max_points,verdict,misconception"
+    assert lines[0] == "student,assignment,exercise,points,max_points,verdict,misconception,graded_by"
     assert len(lines) == 1 + len(graded["students"]) * len(graded["exercises"])
     assert "wrong0" in graded["csv"].read_text() and "correct" in graded["csv"].read_text()
     for row in lines[1:]:
@@ -259,6 +260,7 @@ def test_gradtutor_feedback_pages_reveal_nothing(graded: dict) -> None:
         # scores are printed on purpose ("0.5 / 1"); everything else must hold no secret number
         text = re.sub(r"<style>.*?</style>|<span class='pts'>.*?</span>|<p class='meta'>.*?</p>"
                       r"|<[^>]+>", " ", html, flags=re.S)
+        text = unescape(text)
         assert [ex.title for ex in graded["exercises"] if ex.title not in text] == []
         leaked = sorted(s for s in secrets if s in text)
         assert not leaked, f"{student}: hidden or reference values in feedback: {leaked}"

@@ -108,8 +108,11 @@ def test_runtime_check_gives_the_full_packages_verdict(unpacked: Path) -> None:
         cases.append({"id": ex.id, "setup": ex.setup_code(ex.params), "solution": ex.solution,
                       "answer": ex.answer, "plains": plains, "expected": expected,
                       "full_solution": _verdict(judge(ex.id, [_shown(ex, ns)]))})
-    code = ("import json, sys\nfrom autograder import check\nfrom autograder.judge import judge\n"
+    code = ("import contextlib, io, json, sys\nfrom autograder import check\n"
+            "from autograder.judge import judge\n"
             "out = []\n"
+            "quiet = contextlib.redirect_stdout(io.StringIO())  # solutions may print\n"
+            "quiet.__enter__()\n"
             "for case in json.load(open(sys.argv[1])):\n"
             "    ns = {}\n"
             "    exec('import torch\\nimport torch.nn.functional as F\\n' + case['setup'], ns)\n"
@@ -119,6 +122,7 @@ def test_runtime_check_gives_the_full_packages_verdict(unpacked: Path) -> None:
             "           [judge(case['id'], [p]) for p in case['plains']]]\n"
             "    out.append({'id': case['id'], 'solution': [fb.verdict, fb.misconception, fb.message],\n"
             "                'plains': got})\n"
+            "quiet.__exit__(None, None, None)\n"
             "print(json.dumps(out))")
     data = unpacked / "cases.json"
     data.write_text(json.dumps(cases))

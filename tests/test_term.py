@@ -210,7 +210,8 @@ def test_feedback_reaches_students_through_nbgraders_exchange(tmp_path: Path) ->
         (page,) = (home / slug / "feedback").glob(f"*/{slug}.html")
         pages[user] = page.read_text()
     ann, bob = pages["gt_ann"], pages["gt_bob"]
-    assert "gradtutor feedback" in ann and "8 / 8" in ann  # gradtutor's block on nbgrader's page
+    full = sum(ex.points for ex in kit.exercises_of(released))
+    assert "gradtutor feedback" in ann and f"{full:g} / {full:g}" in ann  # our block on nbgrader's page
     assert "Setup (read-only)" in ann.split("<!-- /gradtutor feedback -->")[1]  # nbgrader's own page
     assert "Likely misconception" in bob and "Hint:" in bob
     assert "Graded by hand:</b> 0.5" in bob and "check the sign of the second term" in bob
