@@ -134,7 +134,8 @@ def test_csv_and_results_files(graded: dict) -> None:
     assert "wrong0" in graded["csv"].read_text() and "correct" in graded["csv"].read_text()
     for row in lines[1:]:
         if row.startswith("wrong0,"):
-            student, _, exercise, points, _, verdict, misconception = row.split(",")
+            student, _, exercise, points, _, verdict, misconception, graded_by = row.split(",")
+            assert graded_by == "auto"
             ex = registry.get(exercise)
             if ex.wrong and float(points) == 0:
                 assert verdict == "wrong" and misconception == ex.wrong[0].misconception
