@@ -104,27 +104,27 @@ def ids() -> list[str]:
     return key.ids() if key is not None else []
 
 
-@cache
-def get(exercise_id: str) -> Check:
-    """The check grading uses: every variant this installation has (``KeyError`` if none):
-    the hidden ones in the instructor's package, only the shown values in the runtime."""
+def _lookup(exercise_id: str, computed: str) -> Check:
+    """The runtime's bundled check, or the one the answer key computes (``computed`` names the
+    answer key's function); ``KeyError`` where neither exists (the grading sandbox)."""
     bundled = _bundled()
     if bundled is not None:
         return from_json(bundled[exercise_id])
     key = _answer_key()
     if key is None:
         raise KeyError(exercise_id)
-    return key.check_for(exercise_id)
+    return getattr(key, computed)(exercise_id)
+
+
+@cache
+def get(exercise_id: str) -> Check:
+    """The check grading uses: every variant this installation has: the hidden ones in the
+    instructor's package, the shown and practice values in the runtime."""
+    return _lookup(exercise_id, "check_for")
 
 
 @cache
 def practice(exercise_id: str) -> Check:
     """The check the self-check uses: the shown values, then the practice values (the same in
     the runtime and the full package; never a grading variant)."""
-    bundled = _bundled()
-    if bundled is not None:
-        return from_json(bundled[exercise_id])
-    key = _answer_key()
-    if key is None:
-        raise KeyError(exercise_id)
-    return key.practice_check(exercise_id)
+    return _lookup(exercise_id, "practice_check")
