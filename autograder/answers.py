@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import io
 import re
 import warnings
@@ -123,8 +124,10 @@ def quiet():
         yield
 
 
+@functools.lru_cache(maxsize=4096)
 def assigns(source: str, name: str) -> bool:
-    """Does this cell bind ``name`` at top level (assignment, def, import, for, with)?"""
+    """Does this cell bind ``name`` at top level (assignment, def, import, for, with)?
+    Cached: a self-check walks back through the kernel's history at every call."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -139,11 +142,12 @@ def assigns(source: str, name: str) -> bool:
 
 
 _SELF_CHECK = re.compile(r"(?<!\w)check\(")
+HISTORY_CELLS = 1000  # how far back the answer cell is looked for
 
 
 def answer_cell_from_history(name: str, history: list[str]) -> str | None:
     """The last executed cell (before the current one) that binds the answer name."""
-    for source in reversed(history[:-1]):
+    for source in reversed(history[-HISTORY_CELLS:-1]):
         # the self-check cell calls check(...); an answer calling gradcheck(...) is still an answer
         if assigns(source, name) and not _SELF_CHECK.search(source):
             return source
