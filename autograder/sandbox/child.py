@@ -102,19 +102,21 @@ def _private_mounts(config: SandboxConfig, uid: int) -> None:
     outside = [p for p in config.hide if p not in inside_keep]
     for path in outside:
         _hide(libc, path, holds_kept=any(_under(k, path) for k in keep))
-    for path, fd in keep.items():  # e.g. the venv inside a hidden checkout, Python in a hidden home
-        if any(_under(path, h) for h in outside):
+    flags = _MS_NOSUID | _MS_NODEV
+    owner = f"uid={uid},gid={uid},mode=0700"
+    scratch = ["/tmp", *(p for p in ("/var/tmp", "/dev/shm") if os.path.isdir(p))]
+    for path in scratch:
+        size = config.limits.scratch_mib if path == "/tmp" else 16
+        _mount(libc, "gradtutor-tmp", path, "tmpfs", flags, f"size={size}m,{owner}")
+    # the interpreter's folders back in place, wherever they were covered: a venv inside a
+    # hidden checkout, Python in a hidden home, a checkout under /tmp
+    for path, fd in keep.items():
+        if any(_under(path, h) for h in [*outside, *scratch]):
             os.makedirs(path, exist_ok=True)
             _mount(libc, f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC, None)
         os.close(fd)
     for path in inside_keep:  # e.g. the exercise units installed in the venv's site-packages
         _hide(libc, path, holds_kept=False)
-    flags = _MS_NOSUID | _MS_NODEV
-    owner = f"uid={uid},gid={uid},mode=0700"
-    _mount(libc, "gradtutor-tmp", "/tmp", "tmpfs", flags, f"size={config.limits.scratch_mib}m,{owner}")
-    for path in ("/var/tmp", "/dev/shm"):
-        if os.path.isdir(path):
-            _mount(libc, "gradtutor-tmp", path, "tmpfs", flags, f"size=16m,{owner}")
     os.chdir("/tmp")
 
 
