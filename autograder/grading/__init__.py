@@ -1,10 +1,11 @@
-"""Grading a class: untrusted notebooks in, trusted scores out.
+"""Grading a class: untrusted notebooks in, trusted scores out. Trusted side.
 
-    submission.py  find submissions; read and sanitise a notebook (locked cells restored)
-    worker.py      the forked child: limits, runs the student's cells, sends answers as JSON
-    forkserver.py  the warm parent: forks one child per submission, enforces the deadlines
-    scoring.py     trusted side: validate the JSON, judge, score (never runs student code)
-    store.py       results files, CSV, the nbgrader gradebook, autograded notebooks
+    submission.py  find submissions; read them safely; sanitise a notebook (locked cells restored)
+    forkserver.py  the parent's side of the sandbox: start the zygote, hand each child its job,
+                   read its typed messages, enforce the deadlines (the child is autograder.sandbox)
+    scoring.py     the child's messages judged and scored (never runs student code)
+    store.py       results files, CSV, the nbgrader gradebook (late penalties, manual grades),
+                   autograded notebooks
     batch.py       ``gradtutor grade``: all of the above, in parallel, resumable
     feedback.py    ``gradtutor feedback``: one HTML page per student and assignment
     demo.py        ``gradtutor demo-class``: a synthetic class to grade
