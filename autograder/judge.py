@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import warnings
 from typing import Any
 
@@ -134,6 +135,27 @@ def _same(kind: Kind, a: Canonical, b: Canonical) -> bool:
         return False
 
 
+def answer_names(kind: Kind, ref: Canonical) -> set[str]:
+    """The exception and grad_fn names the right answer consists of (for a table, its cells):
+    words a wrong answer's explanation must not show, or it would give the answer away."""
+    from .kinds import Choice
+
+    if isinstance(kind, Choice):
+        values = [ref]
+    elif isinstance(kind, Table) and isinstance(ref, dict):
+        values = [row.get(c) for row in ref.values() for c, k in kind.columns if isinstance(k, Choice)]
+    else:
+        return set()
+    return {v for v in values if isinstance(v, str) and
+            (v.endswith(("Error", "Exception")) or "Backward" in v or v == "AccumulateGrad")}
+
+
+def _redact(text: str, names: set[str]) -> str:
+    for name in sorted(names, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w.]){re.escape(name)}(?!\w)", "(the name you are asked for)", text)
+    return text
+
+
 def missing_message(check: Check, answer: Plain) -> str:
     template = MISSING.get(str(answer.get("why")), MISSING["no_variable"])
     return template.format(answer=check.spec.answer, error=answer.get("error", "an error"))
@@ -191,7 +213,9 @@ def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
     slip = results[0].get("slip")  # at the shown values only: elsewhere a slip can be chance
     if hit is not None:
         w = check.wrong[hit]
-        fb.misconception, fb.explanation, fb.hint = w.misconception, w.explanation, w.hint
+        names = answer_names(check.kind, check.variants[0].reference)
+        fb.misconception, fb.explanation, fb.hint = w.misconception, _redact(w.explanation, names), \
+            _redact(w.hint, names)
         fb.misconception_name = w.name
     elif slip is not None:
         fb.misconception = slip

@@ -198,3 +198,26 @@ def test_generic_slips_are_named_without_a_listed_wrong_answer():
     fb = judge(check, [to_plain(one_off)])
     assert fb.misconception is None and "1 of 4 entries are not right yet ((1, 0))" in fb.message
     assert "7" not in fb.message and "3" not in fb.message.replace("(1, 0)", "")  # never the values
+
+
+def test_a_wrong_choice_is_never_told_the_right_name():
+    """For every "which error / which grad_fn" exercise (and table with such a column), the
+    feedback on each listed wrong answer shows no exception or grad_fn name the right answer
+    holds: not in the message, the explanation or the hint."""
+    from autograder import registry
+    from autograder.answer_key import reference, wrong_values
+    from autograder.judge import answer_names, judge
+    from autograder.kinds import canonical_to_json
+
+    checked = 0
+    for ex in registry.all_exercises():
+        names = answer_names(ex.kind, reference(ex.id, 0))
+        if not names:
+            continue
+        for _, value in wrong_values(ex.id, 0):
+            fb = judge(ex.id, [canonical_to_json(value)])
+            text = " ".join(filter(None, (fb.message, fb.explanation, fb.hint)))
+            for name in names:
+                assert not re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text), (ex.id, name, text)
+            checked += 1
+    assert checked >= 30

@@ -250,12 +250,15 @@ def hint_for(exercise_id: str, misconception: str) -> str | None:
     """The hint of the exercise's wrong answer with this misconception (hints never give the
     answer away; explanations may quote numbers, so they stay in the live self-check)."""
     from .. import registry
+    from ..answer_key import reference
+    from ..judge import _redact, answer_names
 
     try:
-        wrongs = registry.get(exercise_id).wrong
+        ex = registry.get(exercise_id)
     except KeyError:  # an id the course no longer has
         return None
-    return next((w.hint for w in wrongs if w.misconception == misconception), None)
+    hint = next((w.hint for w in ex.wrong if w.misconception == misconception), None)
+    return None if hint is None else _redact(hint, answer_names(ex.kind, reference(exercise_id, 0)))
 
 
 def write_autograded(course_dir: Path, sub: Submission, nb: NotebookNode) -> None:
