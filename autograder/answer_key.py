@@ -21,18 +21,24 @@ from .kinds import Canonical
 from .plain import Plain
 
 
+def variant_at(ex: Exercise, params: Params) -> Variant:
+    """The reference and every listed wrong answer at these values, as canonical values."""
+    return Variant(quietly(ex.kind.of, quietly(ex.reference, **params)),
+                   tuple((i, quietly(ex.kind.of, quietly(w.value, **params))) for i, w in enumerate(ex.wrong)))
+
+
 @cache
+def _grading_variant(exercise_id: str, variant: int) -> Variant:
+    ex = registry.get(exercise_id)
+    return variant_at(ex, ex.variants()[variant])
+
+
 def reference(exercise_id: str, variant: int) -> Canonical:
-    ex = registry.get(exercise_id)
-    params = ex.variants()[variant]
-    return quietly(ex.kind.of, quietly(ex.reference, **params))
+    return _grading_variant(exercise_id, variant).reference
 
 
-@cache
 def wrong_values(exercise_id: str, variant: int) -> tuple[tuple[int, Canonical], ...]:
-    ex = registry.get(exercise_id)
-    params = ex.variants()[variant]
-    return tuple((i, quietly(ex.kind.of, quietly(w.value, **params))) for i, w in enumerate(ex.wrong))
+    return _grading_variant(exercise_id, variant).wrong
 
 
 def spec(ex: Exercise, variants: int | None = None) -> AnswerSpec:
@@ -49,8 +55,12 @@ PRACTICE_SETS = 2
 PRACTICE_TRIES = 60
 
 
-@cache
 def practice_params(exercise_id: str) -> tuple[dict[str, Any], ...]:
+    return tuple(params for params, _ in _practice(exercise_id))
+
+
+@cache
+def _practice(exercise_id: str) -> tuple[tuple[dict[str, Any], Variant], ...]:
     """Values the self-check re-runs the answer cell at, fixed at build time: drawn with the
     unit's own ``draw`` (seeded by the id), never a grading variant, and chosen so that the
     reference differs there from every listed wrong answer and (when the answer depends on
@@ -66,21 +76,21 @@ def practice_params(exercise_id: str) -> tuple[dict[str, Any], ...]:
     setups = {ex.setup_code(v) for v in grading}
     shown = reference(exercise_id, 0)
     varies = any(not _same(ex, reference(exercise_id, v), shown) for v in range(1, len(grading)))
-    chosen: list[dict[str, Any]] = []
+    chosen: list[tuple[dict[str, Any], Variant]] = []
     for _ in range(PRACTICE_TRIES):
         if len(chosen) == PRACTICE_SETS:
             break
         params = ex.draw(rng)
-        if params in grading or params in chosen or (len(setups) > 1 and ex.setup_code(params) in setups):
+        if params in grading or any(params == p for p, _ in chosen) or \
+                (len(setups) > 1 and ex.setup_code(params) in setups):
             continue
         try:
-            ref = quietly(ex.kind.of, quietly(ex.reference, **params))
-            wrongs = [quietly(ex.kind.of, quietly(w.value, **params)) for w in ex.wrong]
+            at = variant_at(ex, params)
         except Exception:  # a draw the unit cannot compute at: not a practice value
             continue
-        if any(_same(ex, ref, w) for w in wrongs) or (varies and _same(ex, ref, shown)):
+        if any(_same(ex, at.reference, w) for _, w in at.wrong) or (varies and _same(ex, at.reference, shown)):
             continue
-        chosen.append(params)
+        chosen.append((params, at))
     return tuple(chosen)
 
 
@@ -94,17 +104,12 @@ def _same(ex: Exercise, a: Canonical, b: Canonical) -> bool:
 def practice_check(exercise_id: str) -> Check:
     """The self-check's data: the shown values, then the practice values (no grading variant)."""
     ex = registry.get(exercise_id)
-    points = [ex.params, *practice_params(exercise_id)]
-
-    def variant(params: dict[str, Any]) -> Variant:
-        ref = quietly(ex.kind.of, quietly(ex.reference, **params))
-        wrong = tuple((i, quietly(ex.kind.of, quietly(w.value, **params))) for i, w in enumerate(ex.wrong))
-        return Variant(ref, wrong)
-
+    practice = _practice(exercise_id)
     full = check_for(exercise_id)
+    setups = (ex.setup_code(ex.params), *(ex.setup_code(p) for p, _ in practice))
     return Check(id=ex.id, title=ex.title, chapter=ex.chapter, points=ex.points, kind=ex.kind,
-                 spec=AnswerSpec(ex.answer, ex.call, tuple(ex.setup_code(p) for p in points)),
-                 variants=(full.variants[0], *(variant(p) for p in points[1:])), wrong=full.wrong)
+                 spec=AnswerSpec(ex.answer, ex.call, setups),
+                 variants=(full.variants[0], *(v for _, v in practice)), wrong=full.wrong)
 
 
 @cache

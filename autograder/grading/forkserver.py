@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -299,8 +300,6 @@ class Sandbox:
 
 
 def _readable(sock: socket.socket, timeout: float) -> bool:
-    import select
-
     return bool(select.select([sock], [], [], timeout)[0])
 
 
