@@ -129,13 +129,15 @@ def _check_course(course_dir: Path, assignment: list[str] | None) -> str:
     return ""
 
 
+# The gradebook is opened read-write even to read it: a grader killed mid-transaction leaves a
+# hot journal that only a writable connection can roll back (a read-only one fails).
 def _gradebook_assignments(course_dir: Path) -> set[str]:
-    with sqlite3.connect(f"file:{course_dir / 'gradebook.db'}?mode=ro", uri=True) as db:
+    with sqlite3.connect(course_dir / "gradebook.db") as db:
         return {row[0] for row in db.execute("SELECT name FROM assignment")}
 
 
 def _course_id(course_dir: Path) -> str:
-    with sqlite3.connect(f"file:{course_dir / 'gradebook.db'}?mode=ro", uri=True) as db:
+    with sqlite3.connect(course_dir / "gradebook.db") as db:
         row = db.execute("SELECT course_id FROM assignment LIMIT 1").fetchone()
     return row[0] if row else "default_course"
 

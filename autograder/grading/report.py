@@ -425,7 +425,7 @@ def roster(course_dir: Path, assignments: list[str] | None = None) -> dict[str, 
     db = course_dir / "gradebook.db"
     if not db.exists():
         return {}
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+    with sqlite3.connect(db) as conn:
         students = [row[0] for row in conn.execute("SELECT id FROM student ORDER BY id")]
         names = [row[0] for row in conn.execute("SELECT name FROM assignment ORDER BY name")]
     names = [a for a in names if not assignments or a in assignments]

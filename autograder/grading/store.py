@@ -309,7 +309,7 @@ def reconcile(course_dir: Path, results: list[SubmissionResult]) -> list[Submiss
     db_path = course_dir / "gradebook.db"
     if not db_path.exists():
         return results
-    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as db:
+    with sqlite3.connect(db_path) as db:
         grades = {(s, a, g): (auto, manual, extra) for s, a, g, auto, manual, extra in db.execute(_GRADES)}
         comments: dict[tuple[str, str, str], list[str]] = {}
         for s, a, cell, text in db.execute(_COMMENTS):
