@@ -13,7 +13,7 @@ from typing import Any
 
 from . import misconceptions, registry
 from .answers import at_params
-from .checkdata import Check, Variant, WrongInfo
+from .checkdata import Check, RequireInfo, Variant, WrongInfo
 from .contract import AnswerSpec
 from .exercise import Exercise, Params
 from .judge import quietly
@@ -43,12 +43,24 @@ def wrong_values(exercise_id: str, variant: int) -> tuple[tuple[int, Canonical],
 
 def spec(ex: Exercise, variants: int | None = None) -> AnswerSpec:
     """How to read the answer, with the setup code of the first ``variants`` variants."""
-    chosen = ex.variants()[:variants]
-    return AnswerSpec(ex.answer, ex.call, tuple(ex.setup_code(p) for p in chosen))
+    return spec_with(ex, tuple(ex.setup_code(p) for p in ex.variants()[:variants]))
+
+
+def spec_with(ex: Exercise, setups: tuple[str, ...]) -> AnswerSpec:
+    return AnswerSpec(ex.answer, ex.call, setups, by_hand=ex.by_hand,
+                      requires=tuple((r.code, r.expression) for r in ex.requires))
+
+
+def _requires(ex: Exercise) -> tuple[RequireInfo, ...]:
+    return tuple(RequireInfo(r.code, r.name, r.explanation, r.hint) for r in ex.requires)
 
 
 def ids() -> list[str]:
     return registry.ids()
+
+
+def by_hand_ids() -> frozenset[str]:
+    return frozenset(ex.id for ex in registry.all_exercises() if ex.by_hand)
 
 
 PRACTICE_SETS = 2
@@ -108,8 +120,8 @@ def practice_check(exercise_id: str) -> Check:
     full = check_for(exercise_id)
     setups = (ex.setup_code(ex.params), *(ex.setup_code(p) for p, _ in practice))
     return Check(id=ex.id, title=ex.title, chapter=ex.chapter, points=ex.points, kind=ex.kind,
-                 spec=AnswerSpec(ex.answer, ex.call, setups),
-                 variants=(full.variants[0], *(v for _, v in practice)), wrong=full.wrong)
+                 spec=spec_with(ex, setups), variants=(full.variants[0], *(v for _, v in practice)),
+                 wrong=full.wrong, requires=full.requires)
 
 
 @cache
@@ -123,6 +135,7 @@ def check_for(exercise_id: str, variants: int | None = None) -> Check:
         variants=tuple(Variant(reference(ex.id, v), wrong_values(ex.id, v)) for v in range(count)),
         wrong=tuple(WrongInfo(w.misconception, misconceptions.name(w.misconception), w.explanation,
                               w.hint) for w in ex.wrong),
+        requires=_requires(ex),
     )
 
 

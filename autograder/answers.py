@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .byhand import ByHand, autograd_off, tripped
 from .contract import AnswerSpec
 from .plain import Plain, to_plain
 
@@ -24,6 +25,8 @@ FROM_NAMESPACE = object()  # read the answer from the namespace, not from an exp
 
 
 def _error(e: BaseException) -> Plain:
+    if isinstance(e, ByHand):
+        return {"t": "missing", "why": "by_hand"}
     why = getattr(e, "why", None)  # the sandbox's per-cell timers say which budget ran out
     if isinstance(why, str):
         return {"t": "limit", "why": why}
@@ -36,26 +39,51 @@ def _error(e: BaseException) -> Plain:
 
 def read_answer(spec: AnswerSpec, ns: dict[str, Any], value: Any = FROM_NAMESPACE) -> Plain:
     """The answer as plain data: the variable's value, or the function's result on the inputs
-    (``spec.call`` evaluated in ``ns``, which holds the setup's inputs)."""
+    (``spec.call`` evaluated in ``ns``, which holds the setup's inputs), with the codes of the
+    prompt's requirements it does not meet (``unmet``)."""
     if value is FROM_NAMESPACE:
         if spec.answer not in ns:
             return {"t": "missing", "why": "no_variable"}
         value = ns[spec.answer]
     if value is Ellipsis:
         return {"t": "ellipsis"}
+    local = ns
     if spec.is_function:
         if not callable(value):
             return {"t": "missing", "why": "not_callable"}
         local = dict(ns)
         local[spec.answer] = value
         try:
-            with quiet():
+            with quiet(), autograd_off(spec.by_hand):
                 value = eval(spec.call, local)  # noqa: S307 - this is the student's side
         except Exception as e:  # the student's function failed: a reason, not a crash
             return _error(e)
+        if spec.by_hand and tripped():  # a gradient asked for, and the error swallowed
+            return {"t": "missing", "why": "by_hand"}
         if value is Ellipsis:
             return {"t": "ellipsis"}
-    return to_plain(value)
+    plain = to_plain(value)
+    unmet = unmet_requirements(spec, local, value)
+    if unmet:
+        plain["unmet"] = unmet
+    return plain
+
+
+def unmet_requirements(spec: AnswerSpec, ns: dict[str, Any], value: Any) -> list[str]:
+    """The codes of the requirements whose expression is not True where the answer ran (the
+    answer itself is bound to ``answer`` for them); an expression that raises is not met."""
+    unmet = []
+    for code, expression in spec.requires:
+        local = dict(ns)
+        local.update(answer=value, float64=is_float64)
+        try:
+            with quiet():
+                met = eval(expression, local)  # noqa: S307 - the exercise's own expression
+        except Exception:
+            met = False
+        if met is not True:
+            unmet.append(code)
+    return unmet
 
 
 def read_shown(spec: AnswerSpec, ns: dict[str, Any], value: Any = FROM_NAMESPACE) -> Plain:
@@ -66,7 +94,7 @@ def read_shown(spec: AnswerSpec, ns: dict[str, Any], value: Any = FROM_NAMESPACE
             return {"t": "missing", "why": "no_variable"}
         value = ns[spec.answer]
     if not spec.is_function or value is Ellipsis:
-        return read_answer(spec, {}, value)
+        return read_answer(spec, ns, value)
     local: dict[str, Any] = {}
     try:
         with quiet():
@@ -78,14 +106,18 @@ def read_shown(spec: AnswerSpec, ns: dict[str, Any], value: Any = FROM_NAMESPACE
 
 
 def at_params(spec: AnswerSpec, ns: dict[str, Any], answer_source: str, setup: str) -> Plain:
-    """Re-run a variant's setup + the answer cell in a copy of ``ns``, then read the answer."""
+    """Re-run a variant's setup + the answer cell in a copy of ``ns``, then read the answer. A
+    by-hand exercise's answer cell runs with autograd off (its setup does not)."""
     local = dict(ns)
     try:
         with quiet():
             exec(setup, local)  # noqa: S102
-            exec(compile(answer_source, "<answer>", "exec"), local)  # noqa: S102
+            with autograd_off(spec.by_hand):
+                exec(compile(answer_source, "<answer>", "exec"), local)  # noqa: S102
     except Exception as e:
         return _error(e)
+    if spec.by_hand and tripped():
+        return {"t": "missing", "why": "by_hand"}
     return read_answer(spec, local)
 
 
@@ -98,10 +130,13 @@ def read_all(spec: AnswerSpec, ns: dict[str, Any], history: list[str], *,
     per-cell timers); ``cell_errors`` maps a cell's source to the exception it raised."""
     answers: list[Plain] = []
     source = answer_cell_from_history(spec.answer, history) if len(spec.setups) > 1 or \
-        cell_errors else None
+        cell_errors or spec.by_hand else None
     try:
         with around():
-            answers.append(read_shown(spec, ns, value))
+            if spec.by_hand and source is not None:  # the shown values too, with autograd off
+                answers.append(at_params(spec, ns, source, spec.setups[0]))
+            else:
+                answers.append(read_shown(spec, ns, value))
         if answers[0].get("why") == "no_variable" and cell_errors and source in cell_errors:
             answers[0] = {"t": "missing", "why": "answer_cell_raised", "error": cell_errors[source]}
         for setup in spec.setups[1:]:
@@ -114,6 +149,24 @@ def read_all(spec: AnswerSpec, ns: dict[str, Any], history: list[str], *,
         answers.append(_error(e))
     answers += [{"t": "missing", "why": "not_reached"}] * (len(spec.setups) - len(answers))
     return answers
+
+
+def is_float64(value: Any, _depth: int = 0) -> bool:
+    """Are all the numbers in ``value`` float64 (Python floats and ints are; float32 tensors and
+    arrays are not)? For requirements; reads dtypes only, never calls the student's methods."""
+    import numpy as np
+    import torch
+
+    if _depth > 6:
+        return False
+    if isinstance(value, torch.Tensor):
+        with torch._C.DisableTorchFunction():
+            return not value.is_floating_point() or value.dtype == torch.float64
+    if isinstance(value, np.ndarray | np.generic):
+        return np.asarray(value).dtype.kind != "f" or np.asarray(value).dtype == np.float64
+    if type(value) in (list, tuple):
+        return all(is_float64(v, _depth + 1) for v in value)
+    return True
 
 
 @contextlib.contextmanager

@@ -17,11 +17,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .contract import AnswerSpec
+from .contract import AnswerSpec, spec_from_json, spec_to_json
 from .kinds import Canonical, Kind, canonical_from_json, canonical_to_json, kind_from_json, kind_to_json
 
 DATA_FILE = Path(__file__).with_name("_data") / "checks.json"
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,16 @@ class WrongInfo:
 
     misconception: str
     name: str  # the misconception's short name, from the catalogue
+    explanation: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class RequireInfo:
+    """What the prompt asks of the answer beyond its value, by its code in ``AnswerSpec.requires``."""
+
+    code: str
+    name: str
     explanation: str
     hint: str
 
@@ -50,16 +60,18 @@ class Check:
     spec: AnswerSpec
     variants: tuple[Variant, ...]  # the shown values first
     wrong: tuple[WrongInfo, ...]
+    requires: tuple[RequireInfo, ...] = ()
 
 
 def to_json(check: Check) -> dict[str, Any]:
     return {
         "id": check.id, "title": check.title, "chapter": check.chapter, "points": check.points,
         "kind": kind_to_json(check.kind),
-        "answer": check.spec.answer, "call": check.spec.call, "setups": list(check.spec.setups),
+        "spec": spec_to_json(check.spec),
         "variants": [{"reference": canonical_to_json(v.reference),
                       "wrong": [[i, canonical_to_json(c)] for i, c in v.wrong]} for v in check.variants],
         "wrong": [[w.misconception, w.name, w.explanation, w.hint] for w in check.wrong],
+        "requires": [[r.code, r.name, r.explanation, r.hint] for r in check.requires],
     }
 
 
@@ -68,11 +80,12 @@ def from_json(data: dict[str, Any]) -> Check:
     return Check(
         id=str(data["id"]), title=str(data["title"]), chapter=int(data["chapter"]),
         points=float(data["points"]), kind=kind,
-        spec=AnswerSpec(str(data["answer"]), data["call"], tuple(str(s) for s in data["setups"])),
+        spec=spec_from_json(data["spec"]),
         variants=tuple(Variant(canonical_from_json(kind, v["reference"]),
                                tuple((int(i), canonical_from_json(kind, c)) for i, c in v["wrong"]))
                        for v in data["variants"]),
         wrong=tuple(WrongInfo(*map(str, w)) for w in data["wrong"]),
+        requires=tuple(RequireInfo(*map(str, r)) for r in data.get("requires", ())),
     )
 
 
@@ -102,6 +115,15 @@ def ids() -> list[str]:
         return list(bundled)
     key = _answer_key()
     return key.ids() if key is not None else []
+
+
+def by_hand_ids() -> frozenset[str]:
+    """The exercises done by hand (autograd off in their answer cells), read cheaply."""
+    bundled = _bundled()
+    if bundled is not None:
+        return frozenset(eid for eid, d in bundled.items() if d["spec"].get("by_hand") is True)
+    key = _answer_key()
+    return key.by_hand_ids() if key is not None else frozenset()
 
 
 def _lookup(exercise_id: str, computed: str) -> Check:

@@ -9,7 +9,8 @@ report as free text. The worker, scoring, store, report and feedback all use the
 Parent -> child, once, on the job pipe (``encode_job`` / ``decode_job``)::
 
     {"cells": [{"kind": "code" | "markdown" | "raw", "source": str, "exercise": str | null}],
-     "specs": {exercise_id: {"answer": str, "call": str | null, "setups": [str, ...]}}}
+     "specs": {exercise_id: {"answer": str, "call": str | null, "setups": [str, ...],
+                             "by_hand": bool, "requires": [[code, expression], ...]}}}
 
 Child -> parent, one JSON line each (``parse_message``)::
 
@@ -33,7 +34,9 @@ MAX_LINE_BYTES = 2 * 2**20
 MAX_ELEMENTS = 100_000
 MAX_DEPTH = 6
 LIMIT_CODES = ("cpu", "wall", "memory", "recursion")
-MISSING_CODES = ("no_variable", "answer_cell_raised", "not_callable", "no_answer_cell", "not_reached")
+MISSING_CODES = ("no_variable", "answer_cell_raised", "not_callable", "no_answer_cell", "not_reached",
+                 "by_hand")
+MAX_REQUIRES = 8
 ERROR_NAMES = frozenset(n for n, v in vars(builtins).items()
                         if isinstance(v, type) and issubclass(v, BaseException))
 DTYPES = frozenset({"int", "float", "bool", "float16", "bfloat16", "float32", "float64", "int8", "int16",
@@ -47,12 +50,16 @@ _UNSUPPORTED = {"t": "unsupported"}
 
 @dataclass(frozen=True)
 class AnswerSpec:
-    """How to read an exercise's answer: its name, the call for function answers, and the
-    setup code of each variant to run (the shown values first)."""
+    """How to read an exercise's answer: its name, the call for function answers, the setup
+    code of each variant to run (the shown values first), whether autograd is off while the
+    answer runs (a by-hand exercise), and what the prompt requires of it: (code, expression)
+    pairs, each expression true when the requirement is met, evaluated where the answer ran."""
 
     answer: str
     call: str | None
     setups: tuple[str, ...]
+    by_hand: bool = False
+    requires: tuple[tuple[str, str], ...] = ()
 
     @property
     def is_function(self) -> bool:
@@ -76,16 +83,24 @@ class Job:
 def encode_job(job: Job) -> bytes:
     return json.dumps({
         "cells": [{"kind": c.kind, "source": c.source, "exercise": c.exercise} for c in job.cells],
-        "specs": {eid: {"answer": s.answer, "call": s.call, "setups": list(s.setups)}
-                  for eid, s in job.specs.items()},
+        "specs": {eid: spec_to_json(s) for eid, s in job.specs.items()},
     }).encode()
+
+
+def spec_to_json(s: AnswerSpec) -> dict:
+    return {"answer": s.answer, "call": s.call, "setups": list(s.setups), "by_hand": s.by_hand,
+            "requires": [list(r) for r in s.requires]}
+
+
+def spec_from_json(s: dict) -> AnswerSpec:
+    return AnswerSpec(str(s["answer"]), None if s["call"] is None else str(s["call"]),
+                      tuple(str(x) for x in s["setups"]), by_hand=s.get("by_hand") is True,
+                      requires=tuple((str(code), str(expr)) for code, expr in s.get("requires", ())))
 
 
 def decode_job(data: bytes) -> Job:
     raw = json.loads(data)
-    specs = {str(eid): AnswerSpec(str(s["answer"]), None if s["call"] is None else str(s["call"]),
-                                  tuple(str(x) for x in s["setups"]))
-             for eid, s in raw["specs"].items()}
+    specs = {str(eid): spec_from_json(s) for eid, s in raw["specs"].items()}
     cells = tuple(JobCell(str(c["kind"]), str(c["source"]),
                           c["exercise"] if c["exercise"] in specs else None) for c in raw["cells"])
     return Job(cells, specs)
@@ -161,7 +176,16 @@ def parse_message(line: bytes, expected: dict[str, int]) -> Message | None:
 
 def clean_plain(p: Any, depth: int = 0) -> dict:
     """A plain value rebuilt from the grader's own pieces: known tags, bounded numbers and
-    sizes, identifiers from a fixed pattern or set. Anything else reads as unsupported."""
+    sizes, identifiers from a fixed pattern or set. Anything else reads as unsupported. At the
+    top, the codes of the prompt's requirements the answer did not meet (``unmet``) are kept."""
+    out = _clean_value(p, depth)
+    unmet = p.get("unmet") if type(p) is dict and depth == 0 else None
+    if type(unmet) is list and unmet:
+        out["unmet"] = [u for u in unmet[:MAX_REQUIRES] if type(u) is str and _IDENT.fullmatch(u)]
+    return out
+
+
+def _clean_value(p: Any, depth: int) -> dict:
     if type(p) is not dict or depth > MAX_DEPTH:
         return dict(_UNSUPPORTED)
     t = p.get("t")
@@ -212,7 +236,10 @@ def _clean_array(p: dict) -> dict:
         clean = _numbers(values, shape)
     except (TypeError, ValueError):
         return dict(_UNSUPPORTED)
-    return {"t": "array", "shape": list(shape), "dtype": dtype if dtype in DTYPES else "float", "v": clean}
+    out = {"t": "array", "shape": list(shape), "dtype": dtype if dtype in DTYPES else "float", "v": clean}
+    if p.get("boxed") is True:  # one tensor inside a tuple or list, as autograd.grad returns it
+        out["boxed"] = True
+    return out
 
 
 def _numbers(v: Any, shape: list[int]) -> Any:

@@ -29,6 +29,19 @@ class Wrong:
 
 
 @dataclass(frozen=True)
+class Require:
+    """Something the prompt asks of the answer beyond its value (float64, the input left as it
+    was, a value rather than a tuple): ``expression`` is True when it is met, evaluated where the
+    answer ran (the setup's names, and ``answer`` for the answer)."""
+
+    code: str  # identifier, unique within the exercise
+    expression: str
+    name: str  # what the prompt asks, in a few words
+    explanation: str  # why it matters
+    hint: str
+
+
+@dataclass(frozen=True)
 class Exercise:
     id: str
     chapter: int
@@ -48,6 +61,8 @@ class Exercise:
     points: float = 1.0
     call: str | None = None  # for function answers: the expression that calls it
     placeholder: str | None = None  # starter line; default "<answer> = ..."
+    by_hand: bool = False  # a derivation: autograd is off while the answer cell runs
+    requires: tuple[Require, ...] = ()
     note: str = ""  # shown in the key only (instructor-facing)
     tags: tuple[str, ...] = field(default_factory=tuple)
 

@@ -34,6 +34,10 @@ MISSING = {
     "no_answer_cell": "The answer cell that sets {answer!r} was not found, so it could not be re-run "
                       "with other values.",
     "not_reached": "This part of the answer was not read: an earlier one stopped the grader.",
+    "by_hand": "This exercise is done by hand: your answer cell asked autograd for a gradient "
+               "(backward, torch.autograd.grad or torch.func), which is switched off while it "
+               "runs. Work the derivative out on paper and write {answer!r} as an expression "
+               "of the parameters in the setup cell.",
 }
 LIMITS = {
     "cpu": "Your code was stopped: it computed for longer than the time limit per cell.",
@@ -70,6 +74,13 @@ GENERIC = {
                    "Your matrix has the right entries in the wrong places: it is the transpose of "
                    "the answer.",
                    "A gradient has the shape of its tensor: check which index is the row."),
+    "rounded": ("Right to a few digits only",
+                "Your numbers agree with the right ones in their first few digits, then differ. "
+                "That is what rounding does: float32 arithmetic (7 digits, fewer after subtracting "
+                "two close numbers), a number copied with few decimals, or an estimate such as a "
+                "finite difference where the exact value was asked.",
+                "Compute from the parameters in float64 (plain Python floats are), with the exact "
+                "formula rather than an estimate."),
     "summed": ("A sum where the entries were asked",
                "Your number is the sum of the entries the answer has: the per-element values were "
                "asked for.",
@@ -98,7 +109,12 @@ def generic_slip(kind: Kind, answer: Canonical, ref: Canonical) -> str | None:
             return "factor_one_over_k"
     if ref.dim() == 2 and ref.shape[0] == ref.shape[1] and _close(kind, answer, ref.T):
         return "transposed"
+    if numbers_close(answer, ref, ROUNDED_RTOL, kind.atol):
+        return "rounded"
     return None
+
+
+ROUNDED_RTOL = 3e-3  # within this, but outside the kind's tolerance: the digits say "rounding"
 
 
 def _close(kind: Kind, a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -183,15 +199,27 @@ def judge_variant(check: Check, variant: int, answer: Plain) -> dict:
     except Invalid as e:
         return {"status": "invalid", "score": 0.0, "message": str(e)}
     ref = check.variants[variant].reference
-    if _same(check.kind, canon, ref):
+    unmet = _unmet(check, answer)
+    right = _same(check.kind, canon, ref)
+    if right and unmet is None:
         return {"status": "correct", "score": 1.0, "canonical": canon}
+    if right:  # the right value, but the prompt asked for more than the value: say what
+        return {"status": "wrong", "score": 0.0, "canonical": canon, "unmet": unmet, "right_value": True}
     # a table is right only when every entry is; the message names the wrong entries
     result = {"status": "wrong", "score": 0.0, "canonical": canon, "wrong": diagnose(check, canon, variant)}
+    if unmet is not None:  # a known mistake in the value comes first; else the unmet requirement
+        result.update(unmet=unmet, right_value=False)
     if result["wrong"] is None:
         result["slip"] = generic_slip(check.kind, canon, ref)
     if isinstance(check.kind, Table) and ref is not None:
         result["cells"] = check.kind.wrong_cells(canon, ref)
     return result
+
+
+def _unmet(check: Check, answer: Plain) -> int | None:
+    """Index into ``check.requires`` of the first requirement the answer did not meet."""
+    codes = answer.get("unmet") or ()
+    return next((i for i, r in enumerate(check.requires) if r.code in codes), None)
 
 
 def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
@@ -211,7 +239,12 @@ def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
     fb.message = _summary(check, results)
     hit = next((r["wrong"] for r in results if r.get("wrong") is not None), None)
     slip = results[0].get("slip")  # at the shown values only: elsewhere a slip can be chance
-    if hit is not None:
+    unmet = next((r["unmet"] for r in results if r.get("unmet") is not None), None)
+    if unmet is not None and hit is None:
+        req = check.requires[unmet]
+        fb.misconception, fb.misconception_name = "prompt_requirement", f"The prompt asks for {req.name}"
+        fb.explanation, fb.hint = req.explanation, req.hint
+    elif hit is not None:
         w = check.wrong[hit]
         names = answer_names(check.kind, check.variants[0].reference)
         fb.misconception, fb.explanation, fb.hint = w.misconception, _redact(w.explanation, names), \
@@ -225,6 +258,11 @@ def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
 
 def _summary(check: Check, results: list[dict]) -> str:
     public, hidden = results[0], results[1:]
+    unmet = next((r for r in results if r.get("unmet") is not None), None)
+    if unmet is not None and not any(r.get("wrong") is not None for r in results):
+        name = check.requires[unmet["unmet"]].name
+        value = "The value is right, but" if unmet["right_value"] else "Not right yet, and"
+        return f"{value} the exercise asks for more: {name}."
     if public["status"] == "correct" and all(r["status"] == "correct" for r in hidden):
         extra = f" It also holds at {len(hidden)} other set(s) of values." if hidden else ""
         return "Right." + extra
@@ -245,28 +283,6 @@ def _summary(check: Check, results: list[dict]) -> str:
     if public["status"] == "wrong":
         return "This is a known mistake."
     return public.get("message", "")
-
-
-def _what_differs(check: Check, public: dict) -> str:
-    """Which entries are wrong and in which direction, never by how much (that would give the
-    answer away)."""
-    got, ref = public.get("canonical"), check.variants[0].reference
-    if isinstance(got, torch.Tensor) and isinstance(ref, torch.Tensor) and got.shape == ref.shape \
-            and got.numel() > 1 and ref.isfinite().all() and got.isfinite().all():
-        flat_got, flat_ref = got.reshape(-1), ref.reshape(-1)
-        bad = [i for i in range(flat_ref.numel())
-               if not _close(check.kind, flat_got[i:i + 1], flat_ref[i:i + 1])]
-        if bad and len(bad) < flat_ref.numel():
-            where = ", ".join(str(tuple(int(j) for j in torch.unravel_index(torch.tensor(i), ref.shape)))
-                              if ref.dim() > 1 else f"[{i}]" for i in bad[:6])
-            return (f"{len(bad)} of {flat_ref.numel()} entries are not right yet ({where}); the others "
-                    "are. What is different about those?")
-    if isinstance(got, torch.Tensor) and isinstance(ref, torch.Tensor) and got.numel() == ref.numel() == 1 \
-            and bool(torch.isfinite(got).all() and torch.isfinite(ref).all()):
-        side = "too large" if float(got.reshape(())) > float(ref.reshape(())) else "too small"
-        return (f"This is not the value PyTorch gives: it is {side}, and it matches none of the usual "
-                "mistakes. Work it out step by step, or compute it with torch and compare.")
-    return "This is not the value PyTorch gives, and it matches none of the usual mistakes."
 
 
 def _what_differs(check: Check, public: dict) -> str:

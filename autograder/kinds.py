@@ -20,6 +20,11 @@ class Invalid(Exception):
     """The answer cannot be judged; the message says why and what to give instead."""
 
 
+BOXED = ("Your answer is a tuple (or list) holding one tensor, not the tensor itself. "
+         "torch.autograd.grad returns a tuple, one gradient per input: take its element, "
+         "e.g. `(g,) = torch.autograd.grad(...)` or `torch.autograd.grad(...)[0]`.")
+
+
 Canonical = Any  # float64 tensor, bool, str or None, or a dict of those (tables)
 
 
@@ -87,6 +92,8 @@ class Number(Kind):
     def canonical(self, p: Plain) -> torch.Tensor:
         if p.get("t") != "array":
             raise self._refuse(p)
+        if p.get("boxed"):
+            raise Invalid(BOXED)
         t = _as_tensor(p)
         if t.numel() != 1:
             raise Invalid(f"Expected a single number, got an array of shape {tuple(t.shape)}.")
@@ -111,6 +118,8 @@ class Tensor(Kind):
     def canonical(self, p: Plain) -> torch.Tensor:
         if p.get("t") != "array":
             raise self._refuse(p)
+        if p.get("boxed") and self.shape[:1] != (1,):
+            raise Invalid(BOXED)
         t = _as_tensor(p)
         if tuple(t.shape) != self.shape:
             # (2,) given as [[a, b]] or (1, 2) is still the same numbers: accept singleton dims

@@ -126,6 +126,7 @@ CATALOGUE: dict[str, str] = {
     "zero_grad_order": "Gradients zeroed between backward() and the update step",
     "error_purpose": "What an autograd error protects you from",
     "target_not_detached": "A constant target was left in the graph, or the prediction was detached instead",
+    "prompt_requirement": "The answer does not do what the prompt requires (dtype, side effects, form)",
 }
 
 

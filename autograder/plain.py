@@ -126,8 +126,11 @@ def _sequence(obj: list | tuple, depth: int) -> Plain:
             (shape,) = shapes
             dtypes = {i["dtype"] for i in items}
             dtype = dtypes.pop() if len(dtypes) == 1 else "float"
-            return {"t": "array", "shape": [len(items), *shape], "dtype": dtype,
-                    "v": [i["v"] for i in items]}
+            out = {"t": "array", "shape": [len(items), *shape], "dtype": dtype,
+                   "v": [i["v"] for i in items]}
+            if len(obj) == 1 and isinstance(obj[0], torch.Tensor | np.ndarray):
+                out["boxed"] = True  # (g,) as torch.autograd.grad returns it: kinds say so
+            return out
     if items and all(i["t"] == "bool" for i in items):
         return {"t": "array", "shape": [len(items)], "dtype": "bool",
                 "v": [1.0 if i["v"] else 0.0 for i in items]}

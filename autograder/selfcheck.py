@@ -10,10 +10,11 @@ shown and practice values, ``grade`` every variant the installation has.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from typing import Any
 
-from . import checkdata
+from . import byhand, checkdata
 from .answers import FROM_NAMESPACE, answer_cell_from_history, read_all
 from .feedback import Feedback
 from .judge import judge
@@ -118,6 +119,17 @@ def grade(exercise_id: str, answer: Any = Ellipsis) -> float:
     found = _check_of(exercise_id)
     points = found.points if found is not None else 0.0
     return float(round(points * fb.score, 6))
+
+
+def _install_by_hand_hook() -> None:
+    # in a kernel (JupyterLab sends each cell's id), a by-hand answer cell runs with autograd off
+    shell = _shell()
+    if shell is not None and hasattr(shell, "events"):
+        with contextlib.suppress(Exception):  # never let the self-check's import stop a lesson
+            byhand.install(shell, checkdata.by_hand_ids())
+
+
+_install_by_hand_hook()
 
 
 class Review(list):

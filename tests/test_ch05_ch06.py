@@ -88,6 +88,7 @@ SGD_STEPS = {
     "typed in 1.4": ("""def sgd_step(w, lr):
     with torch.no_grad():
         w.fill_(1.4)
+    w.grad = None
     return w""", "partial", None),
 }
 
@@ -135,10 +136,11 @@ def test_cross_entropy_functions_are_graded_on_fresh_batches(name):
 MATMUL_FUNCTIONS = {
     "Aᵀ G": ("def matmul_grad_B(A, G):\n    return A.T @ G", "correct", None),
     "Gᵀ A": ("def matmul_grad_B(A, G):\n    return G.T @ A", "wrong", "matmul_transpose"),
+    # a by-hand exercise: the function runs with autograd off, and the check says so
     "autograd": ("""def matmul_grad_B(A, G):
     B = torch.zeros(3, 3, dtype=A.dtype, requires_grad=True)
     (A @ B).backward(G)
-    return B.grad""", "correct", None),
+    return B.grad""", "invalid", None),
 }
 
 

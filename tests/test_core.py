@@ -221,3 +221,29 @@ def test_a_wrong_choice_is_never_told_the_right_name():
                 assert not re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text), (ex.id, name, text)
             checked += 1
     assert checked >= 30
+
+
+def test_no_wrong_answer_explanation_names_the_right_choice():
+    """A wrong choice's explanation and hint never show the right option (after the judge's
+    redaction of error and grad_fn names), in Choice answers and in a table's choice columns."""
+    import re
+
+    from autograder import answer_key, registry
+    from autograder.judge import _redact, answer_names
+    from autograder.kinds import Choice, Table
+
+    shown = []
+    for ex in registry.all_exercises():
+        if not isinstance(ex.kind, Choice | Table):
+            continue
+        names = answer_names(ex.kind, answer_key.reference(ex.id, 0))
+        for v in range(len(ex.variants())):
+            ref = answer_key.reference(ex.id, v)
+            values = [ref] if isinstance(ex.kind, Choice) else \
+                [row.get(c) for row in ref.values() for c, k in ex.kind.columns if isinstance(k, Choice)]
+            for w in ex.wrong:
+                for value in {x for x in values if isinstance(x, str)}:
+                    for text in (w.explanation, w.hint):
+                        if re.search(rf"(?<![\w.]){re.escape(value)}(?!\w)", _redact(text, names)):
+                            shown.append((ex.id, value))
+    assert not shown, shown

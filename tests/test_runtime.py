@@ -73,7 +73,7 @@ def test_wheel_holds_the_student_side_only(wheel: Path) -> None:
     for ex in EXERCISES:
         assert ex.solution.strip() not in text, ex.id
         practice = [ex.setup_code(p) for p in practice_params(ex.id)]
-        assert data[ex.id]["setups"] == [ex.setup_code(ex.params), *practice]
+        assert data[ex.id]["spec"]["setups"] == [ex.setup_code(ex.params), *practice]
         assert len(data[ex.id]["variants"]) == 3
         assert not {ex.setup_code(h) for h in ex.hidden} & set(practice) - {ex.setup_code(ex.params)}
     assert "EXERCISE = Exercise(" not in text and "def reference(" not in text

@@ -25,10 +25,17 @@ def code(source: str, cell_id: str) -> NotebookNode:
     return new_code_cell(source, id=cell_id)
 
 
+BY_HAND = ("*By hand.* Autograd is switched off while your answer cell runs: work it out on "
+           "paper, then write it as an expression of the parameters in the setup cell.")
+WITH_AUTOGRAD = ("*With autograd.* Use torch to compute or find out the answer; the check re-runs "
+                 "your cell with other values.")
+
+
 def exercise_cells(ex: Exercise, number: str) -> list[NotebookNode]:
     """Prompt, setup, answer and check/grade cells for one exercise."""
     points = f"{ex.points:g} point" + ("" if ex.points == 1 else "s")
-    cells = [new_markdown_cell(f"### Exercise {number} · {ex.title} ({points})\n\n"
+    mode = BY_HAND if ex.by_hand else WITH_AUTOGRAD
+    cells = [new_markdown_cell(f"### Exercise {number} · {ex.title} ({points})\n\n{mode}\n\n"
                                + ex.prompt_text().strip(),
                                id=f"{ex.id}-prompt", metadata=_meta(f"{ex.id}-prompt", locked=True))]
     if ex.setup.strip():

@@ -29,7 +29,7 @@ PACKAGE = Path(autograder.__file__).parent
 # student side: nothing here imports registry, exercise, answer_key, build, grading or exercises
 MODULES = (
     "__init__.py", "plain.py", "kinds.py", "feedback.py", "judge.py", "checkdata.py", "answers.py",
-    "selfcheck.py", "contract.py", "harness.py",
+    "selfcheck.py", "contract.py", "harness.py", "byhand.py",
     "visual/__init__.py", "visual/headless.py", "visual/graph.py", "visual/widgets.py",
     "sandbox/__init__.py", "sandbox/limits.py", "sandbox/child.py", "sandbox/zygote.py",
 )

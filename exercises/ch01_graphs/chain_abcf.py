@@ -32,15 +32,17 @@ Take $e = ab$, $d = e + c$ and $L = d\,f$ with $a = {{a|pretty}}$, $b = {{b|pret
 $c = {{c|pretty}}$, $f = {{f|pretty}}$ (all leaves that require grad). After `L.backward()`,
 what are the four gradients $\left(\frac{\partial L}{\partial a}, \frac{\partial L}{\partial b},
 \frac{\partial L}{\partial c}, \frac{\partial L}{\partial f}\right)$? Give them as a list in
-that order, in terms of the parameters or computed with torch.
+that order, as expressions of `a0`, `b0`, `c0` and `f0`: walk back from $L$ one box at a
+time.
 """,
     setup="a0, b0, c0, f0 = {{a}}, {{b}}, {{c}}, {{f}}",
     answer="grads_abcf",
     placeholder="grads_abcf = ...  # [dL/da, dL/db, dL/dc, dL/df]",
-    solution="""a, b, c, f = (torch.tensor(v, requires_grad=True) for v in (a0, b0, c0, f0))
-L = (a * b + c) * f
-L.backward()
-grads_abcf = [a.grad, b.grad, c.grad, f.grad]""",
+    solution="""d0 = a0 * b0 + c0                   # forward: e = ab, d = e + c
+dL_dd = f0                           # L = d·f
+dL_de = dL_dd                        # d = e + c passes it on to e and c
+grads_abcf = [dL_de * b0, dL_de * a0, dL_dd, d0]""",
+    by_hand=True,
     kind=Tensor(shape=(4,)),
     params={"a": 2.0, "b": -3.0, "c": 10.0, "f": -2.0},
     hidden=({"a": 1.5, "b": 2.0, "c": -1.0, "f": 3.0},),

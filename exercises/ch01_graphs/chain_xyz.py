@@ -31,15 +31,14 @@ EXERCISE = Exercise(
 Take $q = x + y$ and $f = q\,z$ with $x = {{x|pretty}}$, $y = {{y|pretty}}$, $z = {{z|pretty}}$
 (leaves that require grad). After `f.backward()`, what are
 $\left(\frac{\partial f}{\partial x}, \frac{\partial f}{\partial y}, \frac{\partial f}{\partial z}\right)$?
-Give them as a list in that order, in terms of the parameters or computed with torch.
+Give them as a list in that order, as expressions of `x0`, `y0` and `z0`.
 """,
     setup="x0, y0, z0 = {{x}}, {{y}}, {{z}}",
     answer="grads_xyz",
     placeholder="grads_xyz = ...  # [df/dx, df/dy, df/dz]",
-    solution="""x, y, z = (torch.tensor(v, requires_grad=True) for v in (x0, y0, z0))
-f = (x + y) * z
-f.backward()
-grads_xyz = [x.grad, y.grad, z.grad]""",
+    solution="""q0 = x0 + y0                  # the sum box: passes the gradient on unchanged
+grads_xyz = [z0, z0, q0]       # df/dq = z, times dq/dx = dq/dy = 1; df/dz = q""",
+    by_hand=True,
     kind=Tensor(shape=(3,)),
     params={"x": -2.0, "y": 5.0, "z": -4.0},
     hidden=({"x": 1.5, "y": -0.5, "z": 2.5},),

@@ -25,17 +25,16 @@ EXERCISE = Exercise(
     prompt=r"""
 Now $z = xy + x^2$, with `x = torch.tensor({{x0}}, requires_grad=True)` and
 `y = torch.tensor({{y0}}, requires_grad=True)`. The tensor `x` feeds two operations. After
-`z.backward()`, what are `x.grad` and `y.grad`? Give them as a pair `(x_grad, y_grad)`, in
-terms of `x0` and `y0` or computed with torch.
+`z.backward()`, what are `x.grad` and `y.grad`? Give them as a pair `(x_grad, y_grad)`, as
+expressions of `x0` and `y0`.
 """,
     setup="x0, y0 = {{x0}}, {{y0}}",
     answer="grads",
     placeholder="grads = ...  # (x.grad, y.grad)",
-    solution="""x = torch.tensor(x0, requires_grad=True)
-y = torch.tensor(y0, requires_grad=True)
-z = x * y + x**2
-z.backward()
-grads = (x.grad, y.grad)""",
+    solution="""x_grad = y0 + 2 * x0   # one contribution from each of the two uses of x, added
+y_grad = x0
+grads = (x_grad, y_grad)""",
+    by_hand=True,
     kind=Tensor(shape=(2,)),
     params={"x0": 2.0, "y0": 3.0},
     hidden=({"x0": -1.5, "y0": 0.5}, {"x0": 1.25, "y0": -4.0}),

@@ -75,8 +75,8 @@ arrives there: $\frac{\partial f}{\partial a}, \frac{\partial f}{\partial b}, \d
 $\frac{df}{dx}$, where $x$ feeds **three** boxes.
 
 At $x = {{x0|pretty}}$, fill in the table `arrivals`, e.g. `{"a": {"grad": ...}, ..., "x": {"grad": ...}}`,
-with rows `a`, `b`, `c`, `d`, `e` and `x`. By hand from `x0`, or in torch with `retain_grad()`
-on each intermediate (chapter 3).
+with rows `a`, `b`, `c`, `d`, `e` and `x`, as expressions of `x0` (chapter 3 shows how torch
+reports these arrivals with `retain_grad()`).
 """,
     setup="import math\n\nx0 = {{x0}}",
     answer="arrivals",
@@ -93,6 +93,7 @@ arrivals = {
     "e": {"grad": 1.0},
     "x": {"grad": a_bar * 2 * x0 + b * math.cos(x0) - 1 / x0**2},  # three paths, added
 }""",
+    by_hand=True,
     kind=KIND,
     params={"x0": 2.0},
     hidden=({"x0": -1.5}, {"x0": 0.75}),

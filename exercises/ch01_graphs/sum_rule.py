@@ -23,15 +23,13 @@ EXERCISE = Exercise(
     title="Differentiate term by term",
     prompt=r"""
 Let $z = x^2 + 5x$ with `x = torch.tensor({{x0}}, requires_grad=True)`. After `z.backward()`,
-what is `x.grad`? Write your answer in terms of `x0` (the setup cell defines it), or compute it
-with torch: the grader also tries other values of `x0`.
+what is `x.grad`? Differentiate term by term on paper and write the result as an expression
+of `x0` (the setup cell defines it): the grader also tries other values of `x0`.
 """,
     setup="x0 = {{x0}}",
     answer="dz_dx",
-    solution="""x = torch.tensor(x0, requires_grad=True)
-z = x**2 + 5 * x
-z.backward()
-dz_dx = x.grad""",
+    solution="""dz_dx = 2 * x0 + 5   # d(x²)/dx + d(5x)/dx""",
+    by_hand=True,
     kind=Number(),
     params={"x0": 3.0},
     hidden=({"x0": -1.5}, {"x0": 0.75}),

@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Require, Wrong
 from autograder.kinds import Tensor
 from autograder.numeric import gradient
 
@@ -50,7 +50,8 @@ where $e_i$ is the $i$-th unit vector. Choose the step $h$ yourself (the previou
 tell you which). The check calls `central_grad(f, point.clone())` on the `f` and `point` of
 the setup cell, $f(a, b, c) = -a^{p} + \sin(q\,b) - 1/c + b^{2.5} - a^{0.5}$ with
 $p = {{p|pretty}}$, $q = {{q|pretty}}$, and the grader calls it again on other functions and
-points, so make it general. Your estimate must match the true gradient to a relative error of
+points, so make it general. Leave `x` as it was: the caller's tensor must not change (shift a
+copy, not `x` itself). Your estimate must match the true gradient to a relative error of
 about $10^{-7}$.
 """,
     setup="""p, q = {{p}}, {{q}}
@@ -63,7 +64,7 @@ def f(v):
 
 point = torch.tensor({{point}}, dtype=torch.float64)""",
     answer="central_grad",
-    call="central_grad(f, point.clone())",
+    call="central_grad(f, (x_in := point.clone()))",
     placeholder='''def central_grad(f, x):
     """Central-difference gradient of the scalar function f at the 1-D tensor x."""
     return ...''',
@@ -75,6 +76,12 @@ point = torch.tensor({{point}}, dtype=torch.float64)""",
         step[i] = h
         grad[i] = (f(x + step) - f(x - step)) / (2 * h)
     return grad''',
+    requires=(Require("input_unchanged", "torch.equal(x_in, point)", "the input x left unchanged",
+                      "Your function changed the tensor it was given: shifting x in place and back "
+                      "does not restore it exactly in floating point (x + h - h is not always x), "
+                      "and the caller's point has moved.",
+                      "Build each shifted point as a new tensor, e.g. x + step with a fresh step "
+                      "vector, and never write into x."),),
     kind=Tensor(shape=(3,), rtol=1e-7, atol=1e-9),
     params={"p": 3.0, "q": 3.0, "point": [2.0, 3.0, 4.0]},
     hidden=({"p": 2.0, "q": -1.5, "point": [1.2, 0.7, -0.6]},

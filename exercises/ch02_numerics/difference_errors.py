@@ -6,7 +6,7 @@ Central: ((x+h)³ - (x-h)³)/2h = 3x² + h², error h² (second order: the 3xh t
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Require, Wrong
 from autograder.kinds import Tensor
 
 
@@ -49,7 +49,13 @@ exact = 3 * x0**2
 forward = (f(x0 + h) - f(x0)) / h
 central = (f(x0 + h) - f(x0 - h)) / (2 * h)
 fd_errors = [forward - exact, central - exact]""",
-    kind=Tensor(shape=(2,), rtol=1e-3, atol=1e-6),
+    requires=(Require("float64", "float64(answer)", "the errors computed in float64",
+                      "The prompt asks for float64, and your answer holds float32 numbers. With "
+                      "float32's 7 digits, f(x0 + h) - f(x0) loses most of its digits to rounding, "
+                      "and the error you measure is partly rounding, not the method's.",
+                      "Use plain Python floats (they are float64), or pass dtype=torch.float64 to "
+                      "every tensor you make."),),
+    kind=Tensor(shape=(2,), rtol=1e-6, atol=1e-9),  # float32 rounding shows at 1e-4
     params={"x0": 2.0, "h": 0.1},
     hidden=({"x0": -1.5, "h": 0.05}, {"x0": 0.7, "h": 0.2}),
     draw=lambda rng: {"x0": rng.choice([-1, 1]) * rng.uniform(0.5, 3), "h": rng.uniform(0.02, 0.3)},

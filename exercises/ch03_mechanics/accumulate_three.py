@@ -33,16 +33,12 @@ for step in range({{n}}):
 ```
 
 Each pass builds a fresh graph for $y = x^2$ and calls `backward()`. Nothing zeroes `x.grad`.
-What is `x.grad` after the loop? Answer in terms of `x0` and `n` from the setup cell (or run
-the loop yourself).
+What is `x.grad` after the loop? Answer as an expression of `x0` and `n` from the setup cell.
 """,
     setup="x0, n = {{x0}}, {{n}}",
     answer="grad_after_loop",
-    solution="""x = torch.tensor(x0, requires_grad=True)
-for step in range(n):
-    y = x**2
-    y.backward()
-grad_after_loop = x.grad""",
+    solution="""grad_after_loop = n * (2 * x0)   # each pass adds dy/dx = 2·x0 into x.grad""",
+    by_hand=True,
     kind=Number(),
     params={"x0": 2.0, "n": 3},
     hidden=({"x0": -1.5, "n": 4}, {"x0": 0.75, "n": 5}),

@@ -33,15 +33,12 @@ y.backward()
 ```
 
 This time the graph is built **once** and walked twice; `retain_graph=True` keeps it alive
-after the first walk. What is `x.grad` at the end? Answer in terms of `x0` or run it.
+after the first walk. What is `x.grad` at the end? Answer as an expression of `x0`.
 """,
     setup="x0 = {{x0}}",
     answer="grad_after_two_walks",
-    solution="""x = torch.tensor(x0, requires_grad=True)
-y = x**3
-y.backward(retain_graph=True)
-y.backward()
-grad_after_two_walks = x.grad""",
+    solution="""grad_after_two_walks = 2 * (3 * x0**2)   # two walks, each adds dy/dx = 3·x0²""",
+    by_hand=True,
     kind=Number(),
     params={"x0": 3.0},
     hidden=({"x0": -1.5}, {"x0": 0.5}),

@@ -39,14 +39,14 @@ y = z
 y.backward(z)
 ```
 
-They expected five ones. What is `z.grad`?
+They expected five ones. What is `z.grad`? Write it as an expression of `lo` and `hi`;
+`torch.linspace` without `requires_grad` is fine.
 """,
     setup="lo, hi = {{lo}}, {{hi}}",
     answer="grad_identity",
-    solution="""z = torch.linspace(lo, hi, steps=5, requires_grad=True)
-y = z
-y.backward(z)
-grad_identity = z.grad""",
+    solution="""z = torch.linspace(lo, hi, steps=5, dtype=torch.float64)
+grad_identity = z * 1.0   # the seed z times J = I: vᵀJ is the seed itself""",
+    by_hand=True,
     kind=TensorOrSlip(shape=(N,), slips=((), (N, N))),
     params={"lo": -1.0, "hi": 1.0},
     hidden=({"lo": -2.0, "hi": 0.5},),

@@ -76,7 +76,7 @@ $d = b\,c$, $e = 1/x$, $f = d + e$. Each box's tangent $\dot a = \frac{da}{dx}$,
 its local derivative times the tangents arriving at its inputs.
 
 At $x = {{x0|pretty}}$, fill in the table `tangents`, e.g. `{"a": {"tangent": ...}, ..., "f": {"tangent": ...}}`.
-By hand from `x0`, or in torch with `torch.func.jvp` on each box as a function of `x`.
+Write each tangent as an expression of `x0`.
 """,
     setup="import math\n\nx0 = {{x0}}",
     answer="tangents",
@@ -89,6 +89,7 @@ d_dot = b_dot * c + b * c_dot     # the product rule: both inputs of d move
 e_dot = -1 / x0**2
 tangents = {"a": {"tangent": a_dot}, "b": {"tangent": b_dot}, "c": {"tangent": c_dot},
             "d": {"tangent": d_dot}, "e": {"tangent": e_dot}, "f": {"tangent": d_dot + e_dot}}""",
+    by_hand=True,
     kind=KIND,
     params={"x0": 2.0},
     hidden=({"x0": -1.5}, {"x0": 0.75}),

@@ -36,14 +36,12 @@ y = x ** 2
 y.backward(y)
 ```
 
-What is `x.grad`?
+What is `x.grad`? Write it as an expression of `x0`.
 """,
     setup="x0 = {{x0}}",
     answer="grad_seed_y",
-    solution="""x = torch.tensor(x0, requires_grad=True)
-y = x ** 2
-y.backward(y)
-grad_seed_y = x.grad""",
+    solution="""grad_seed_y = [xi**2 * 2 * xi for xi in x0]   # the seed is y = x², so vᵀJ = x²·2x""",
+    by_hand=True,
     kind=TensorOrSlip(shape=(3,), slips=((),)),
     params={"x0": [1.0, 2.0, 3.0]},
     hidden=({"x0": [-1.0, 0.5, 1.5]},),

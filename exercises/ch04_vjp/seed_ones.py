@@ -20,15 +20,13 @@ y = x ** 2
 y.backward(torch.tensor({{v}}))
 ```
 
-What is `x.grad` now? Compute it with torch, or from the Jacobian by hand.
+What is `x.grad` now? Work it out from the Jacobian of $y = x^2$ and the seed: write it as an expression of `x0` and `v` (a list of three numbers).
 """,
     setup="""x0 = {{x0}}
 v = {{v}}""",
     answer="grad_ones",
-    solution="""x = torch.tensor(x0, requires_grad=True)
-y = x ** 2
-y.backward(torch.tensor(v))
-grad_ones = x.grad""",
+    solution="""grad_ones = [vi * 2 * xi for xi, vi in zip(x0, v)]   # vᵀJ with J = diag(2x)""",
+    by_hand=True,
     kind=TensorOrSlip(shape=(3,), slips=((), (3, 3))),
     params={"x0": [1.0, 2.0, 3.0], "v": [1.0, 1.0, 1.0]},
     hidden=({"x0": [-0.5, 1.5, 2.5], "v": [1.0, 1.0, 1.0]},),

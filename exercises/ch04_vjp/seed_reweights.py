@@ -22,15 +22,13 @@ y = x ** 2
 y.backward(torch.tensor({{v}}))
 ```
 
-What is `x.grad` now?
+What is `x.grad` now? Write it as an expression of `x0` and `v`.
 """,
     setup="""x0 = {{x0}}
 v = {{v}}""",
     answer="grad_reweighted",
-    solution="""x = torch.tensor(x0, requires_grad=True)
-y = x ** 2
-y.backward(torch.tensor(v))
-grad_reweighted = x.grad""",
+    solution="""grad_reweighted = [vi * 2 * xi for xi, vi in zip(x0, v)]   # each seed entry weights its row of J = diag(2x)""",
+    by_hand=True,
     kind=TensorOrSlip(shape=(3,), slips=((), (3, 3))),
     params={"x0": [1.0, 2.0, 3.0], "v": [1.0, 0.0, 2.0]},
     hidden=({"x0": [-1.0, 0.5, 2.0], "v": [2.0, -1.0, 0.5]},),

@@ -39,14 +39,14 @@ y = z ** 2
 y.backward(z)
 ```
 
-What is `z.grad`? (The student expected $2z$. Is that what they get?)
+What is `z.grad`? (The student expected $2z$. Is that what they get?) Write it as an
+expression of `lo` and `hi`; `torch.linspace` without `requires_grad` is fine.
 """,
     setup="lo, hi = {{lo}}, {{hi}}",
     answer="grad_seed_z",
-    solution="""z = torch.linspace(lo, hi, steps=5, requires_grad=True)
-y = z ** 2
-y.backward(z)
-grad_seed_z = z.grad""",
+    solution="""z = torch.linspace(lo, hi, steps=5, dtype=torch.float64)
+grad_seed_z = z * (2 * z)   # the seed z weights J = diag(2z)""",
+    by_hand=True,
     kind=TensorOrSlip(shape=(N,), slips=((),)),
     params={"lo": 1.0, "hi": 5.0},
     hidden=({"lo": -2.0, "hi": 1.0},),

@@ -71,17 +71,15 @@ $$z = xW + b, \qquad L = \sum_j \mathrm{ReLU}(z_j),$$
 
 with $x = {{x|pretty}}$, $W = {{W|pretty}}$ (rows first) and $b = {{b|pretty}}$; all three
 require grad. After `L.backward()`, what is `W.grad`? Give a $2\times 2$ nested list or tensor,
-computed from `x0`, `W0` and `b0` (by hand or with torch).
+as an expression of `x0`, `W0` and `b0`.
 """,
     setup="x0 = {{x}}\nW0 = {{W}}\nb0 = {{b}}",
     answer="W_grad",
     placeholder="W_grad = ...  # 2x2, the same shape as W",
-    solution="""x = torch.tensor(x0, requires_grad=True)
-W = torch.tensor(W0, requires_grad=True)
-b = torch.tensor(b0, requires_grad=True)
-L = torch.relu(x @ W + b).sum()
-L.backward()
-W_grad = W.grad""",
+    solution="""z = [x0[0] * W0[0][j] + x0[1] * W0[1][j] + b0[j] for j in range(2)]   # the forward pass
+open_ = [1.0 if zj > 0 else 0.0 for zj in z]                              # ReLU'(z_j)
+W_grad = [[x0[i] * open_[j] for j in range(2)] for i in range(2)]        # dL/dW_ij = x_i·ReLU'(z_j)""",
+    by_hand=True,
     kind=Tensor(shape=(2, 2)),
     params={"x": [1.0, 2.0], "W": [[0.5, -0.3], [0.2, 0.4]], "b": [0.1, -0.2]},
     hidden=({"x": [2.0, -1.0], "W": [[0.3, 0.5], [-0.4, 0.1]], "b": [0.2, 0.3]},

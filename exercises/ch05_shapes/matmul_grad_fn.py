@@ -58,6 +58,7 @@ G = torch.tensor({{G}}, dtype=torch.float64)""",
     placeholder="def matmul_grad_B(A, G):\n    return ...",
     solution="""def matmul_grad_B(A, G):
     return A.T @ G""",
+    by_hand=True,
     kind=Tensor(shape=(K, K)),
     params={"A": [[1.0, 2.0, 0.0], [-1.0, 0.5, 3.0]], "G": [[1.0, 0.0, -1.0], [2.0, 1.0, 0.5]]},
     hidden=({"A": [[0.5, -1.0, 2.0], [1.5, 1.0, -0.5]], "G": [[-2.0, 1.0, 0.0], [0.5, 0.5, 3.0]]},),

@@ -46,15 +46,13 @@ loss = F.mse_loss(pred, target)      # the default reduction is "mean"
 loss.backward()
 ```
 
-What is `pred.grad`? Give four numbers, computed from `pred0` and `target0`.
+What is `pred.grad`? Give four numbers, as an expression of `pred0` and `target0`.
 """,
     setup="import torch.nn.functional as F\npred0 = {{pred}}\ntarget0 = {{target}}",
     answer="pred_grad",
     placeholder="pred_grad = ...  # four numbers",
-    solution="""pred = torch.tensor(pred0, requires_grad=True)
-loss = F.mse_loss(pred, torch.tensor(target0))
-loss.backward()
-pred_grad = pred.grad""",
+    solution="""pred_grad = [2 * (p - t) / len(pred0) for p, t in zip(pred0, target0)]   # the mean divides by N""",
+    by_hand=True,
     kind=Tensor(shape=(N,)),
     params={"pred": [1.0, 2.0, 3.0, 4.0], "target": [0.0, 0.0, 0.0, 0.0]},
     hidden=({"pred": [-1.0, 0.5, 2.5, 3.0], "target": [0.5, -1.0, 2.0, 1.0]},

@@ -48,15 +48,14 @@ L = v @ (W @ x)                               # a number: v · (W x)
 L.backward()
 ```
 
-What is `W.grad`? It has the shape of `W`, $2\times 3$. Compute it from `W0`, `x0` and `v0`.
+What is `W.grad`? It has the shape of `W`, $2\times 3$. Work it out entry by entry from
+$L = \sum_{i,j} v_i W_{ij} x_j$, and write it as an expression of `x0` and `v0`.
 """,
     setup="W0 = {{W}}\nx0 = {{x}}\nv0 = {{v}}",
     answer="W_grad_vwx",
     placeholder="W_grad_vwx = ...  # 2x3, the same shape as W",
-    solution="""W = torch.tensor(W0, requires_grad=True)
-L = torch.tensor(v0) @ (W @ torch.tensor(x0))
-L.backward()
-W_grad_vwx = W.grad""",
+    solution="""W_grad_vwx = [[vi * xj for xj in x0] for vi in v0]   # dL/dW_ij = v_i·x_j: the outer product v xᵀ""",
+    by_hand=True,
     kind=Tensor(shape=(2, 3)),
     params={"W": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "x": [1.0, 0.0, -1.0], "v": [1.0, 10.0]},
     hidden=({"W": [[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]], "x": [2.0, -1.0, 0.5], "v": [-1.0, 3.0]},),

@@ -46,16 +46,12 @@ c = b * x
 c.backward()
 ```
 
-What is `x.grad`? Compute it from `x0`.
+What is `x.grad`? Write it as an expression of `x0`.
 """,
     setup="x0 = {{x0}}",
     answer="x_grad_cut",
-    solution="""x = torch.tensor(x0, requires_grad=True)
-a = x ** 2
-b = a.detach()
-c = b * x
-c.backward()
-x_grad_cut = x.grad""",
+    solution="""x_grad_cut = x0 ** 2   # b = x² is a constant after detach: dc/dx = b""",
+    by_hand=True,
     kind=Number(),
     params={"x0": 2.0},
     hidden=({"x0": 3.0}, {"x0": -1.5}),

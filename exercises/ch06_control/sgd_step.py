@@ -3,7 +3,7 @@ gives w = 1.4; the student writes the update as a function, graded on fresh w an
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Require, Wrong
 from autograder.kinds import Number
 from autograder.numeric import central_diff
 
@@ -57,6 +57,10 @@ L.backward()""",
         w -= lr * w.grad
     w.grad = None
     return w""",
+    requires=(Require("grad_reset", "w.grad is None or not bool(w.grad.any())", "w.grad reset after the step",
+                      "After your step, w.grad still holds the gradient it used. The next backward() "
+                      "adds into it, so the second step would use the sum of two gradients.",
+                      "Set w.grad to None (or zero it) inside sgd_step, after the update."),),
     kind=Number(),
     params={"w0": 1.0, "lr": 0.1, "target": 3.0},
     hidden=({"w0": -2.0, "lr": 0.25, "target": 3.0}, {"w0": 5.0, "lr": 0.05, "target": -1.0}),

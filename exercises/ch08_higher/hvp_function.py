@@ -59,7 +59,8 @@ EXERCISE = Exercise(
 A Hessian-vector product $Hv$ costs two backward passes, whatever the size of $H$: take the
 gradient $g = \nabla f(x)$ with `create_graph=True`, then differentiate the scalar $g \cdot v$
 once more. Write a function `hvp(f, x, v)` that returns $H v$ this way (or with `torch.func`),
-without building $H$.
+without building $H$: a tensor of the shape of `x` (not the tuple that `torch.autograd.grad`
+returns).
 
 `x` requires grad (float64); `v` has the shape of `x`. The grader calls `hvp(f, x, v)` with the
 setup's $f(x) = \sum_i x_i^3 + x_0 x_1$ at `x = {{x}}`, `v = {{v}}`, and at fresh values.

@@ -58,7 +58,6 @@ EXERCISE = Exercise(
     chapter=9,
     title="Checkpointing: what it recomputes, what it returns",
     prompt=r"""
-By hand:
 
 ```python
 runs = 0
@@ -83,6 +82,7 @@ how many times `block`'s body ran by the end of `backward()`, and `x.grad`.
 g = [math.cos(v) * v * v + 2 * v * math.sin(v) for v in x_values]   # d/dx of sin(x)·x·x
 ckpt = {"plain": {"runs": 1, "grad": g},
         "checkpoint": {"runs": 2, "grad": g}}   # forward once, again during backward""",
+    by_hand=True,
     kind=KIND,
     params={"x": [0.5, -1.0]},
     hidden=({"x": [2.0, 1.25]},),

@@ -60,7 +60,7 @@ EXERCISE = Exercise(
     chapter=9,
     title="What clip_grad_norm_ returns and does",
     prompt=r"""
-By hand. Two parameters have the gradients `w1.grad = {{g1}}` and `w2.grad = {{g2}}`; then
+Two parameters have the gradients `w1.grad = {{g1}}` and `w2.grad = {{g2}}`; then
 
 ```python
 total = torch.nn.utils.clip_grad_norm_([w1, w2], max_norm={{max_norm}})
@@ -78,6 +78,7 @@ total = math.sqrt(sum(v * v for v in g1 + g2))     # one norm over all gradients
 scale = min(1.0, max_norm / (total + 1e-6))
 clipped = {"clip": {"returned": total,
                     "g1": [v * scale for v in g1], "g2": [v * scale for v in g2]}}""",
+    by_hand=True,
     kind=KIND,
     params={"g1": [3.0, 0.0], "g2": [0.0, 4.0], "max_norm": 1.0},
     hidden=({"g1": [1.0, 2.0], "g2": [-2.0, 4.0], "max_norm": 2.0},),

@@ -52,7 +52,6 @@ EXERCISE = Exercise(
     chapter=9,
     title="Frozen parameters and parameter groups",
     prompt=r"""
-By hand:
 
 ```python
 a = torch.tensor({{a0}}, requires_grad=True)
@@ -78,6 +77,7 @@ ga, gc = 2 * r * x, 2 * r           # b is frozen: no gradient at all
 after_step = {"a": {"value": a0 - lr1 * ga, "grad": ga},
               "b": {"value": b0, "grad": None},
               "c": {"value": c0 - lr2 * gc, "grad": gc}}""",
+    by_hand=True,
     kind=KIND,
     params={"a0": 0.5, "b0": 1.0, "c0": -0.5, "x": 2.0, "y": 4.0, "lr1": 0.1, "lr2": 0.01},
     hidden=({"a0": -1.0, "b0": 0.5, "c0": 0.25, "x": 3.0, "y": 3.5, "lr1": 0.05, "lr2": 0.2},),

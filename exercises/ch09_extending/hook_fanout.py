@@ -53,7 +53,7 @@ EXERCISE = Exercise(
     chapter=9,
     title="What a hook sees at fan-out",
     prompt=r"""
-By hand, before running anything:
+Before running anything:
 
 ```python
 x = torch.tensor({{x0}}, requires_grad=True)
@@ -79,6 +79,7 @@ the hook runs (`len(seen)`), the gradient it receives in its first call (`seen[0
     solution="""y0 = a * x0
 dz_dy = 2 * y0 + b                 # the two uses of y, summed before the hook runs
 hook_table = {"hook": {"calls": 1, "seen": dz_dy, "x_grad": 2 * dz_dy * a}}""",
+    by_hand=True,
     kind=KIND,
     params={"x0": 1.2, "a": 2.5, "b": 3.0},
     hidden=({"x0": -1.0, "a": 3.0, "b": 1.0},),

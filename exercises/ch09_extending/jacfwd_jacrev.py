@@ -61,7 +61,7 @@ EXERCISE = Exercise(
     chapter=9,
     title="When jacfwd beats jacrev",
     prompt=r"""
-By hand. `torch.func.jacfwd(f)` builds the Jacobian from Jacobian-vector products (forward
+`torch.func.jacfwd(f)` builds the Jacobian from Jacobian-vector products (forward
 mode), `torch.func.jacrev(f)` from vector-Jacobian products (reverse mode), both vectorised
 with `vmap`. Three functions $f:\mathbb{R}^n \to \mathbb{R}^m$, A, B and C, have every
 output depending on every input; their shapes $[n, m]$ are, in order, {{shapes|pretty}}.
@@ -77,6 +77,7 @@ of `"jacfwd"` and `"jacrev"` does less work.
 for name, (n, m) in zip("ABC", shapes):
     # a JVP gives one column of the m×n Jacobian, a VJP one row
     passes[name] = {"jvps": n, "vjps": m, "cheaper": "jacfwd" if n < m else "jacrev"}""",
+    by_hand=True,
     kind=KIND,
     params={"shapes": [[100, 1], [2, 50], [5, 20]]},
     hidden=({"shapes": [[40, 1], [3, 30], [8, 16]]},),
@@ -86,13 +87,13 @@ for name, (n, m) in zip("ABC", shapes):
     wrong=(
         Wrong("jacfwd_columns", _swapped,
               "Columns and rows are swapped. A JVP J v pushes one input direction forward and "
-              "returns one column of the m×n Jacobian, so jacfwd needs n of them; a VJP vᵀJ "
-              "pulls one output direction back and returns one row, so jacrev needs m.",
+              "returns one column of the m×n Jacobian, one pass per input; a VJP vᵀJ pulls one "
+              "output direction back and returns one row, one pass per output.",
               "J v has the shape of the output. Which part of the Jacobian is it?"),
         Wrong("jacfwd_columns", _always_reverse,
               "The counts are right, but reverse mode is not always cheaper. It wins for "
               "losses (many inputs, one output); when a function has fewer inputs than "
-              "outputs, n JVPs are fewer passes than m VJPs and jacfwd wins.",
+              "outputs, forward mode needs fewer passes than reverse mode.",
               "Compare the number of passes in each row."),
     ),
 )

@@ -52,7 +52,7 @@ EXERCISE = Exercise(
     chapter=9,
     title="Why memory grows: a running total of losses",
     prompt=r"""
-By hand. A loop logs the running loss of {{n}} iterations, in three ways (`w` requires grad;
+A loop logs the running loss of {{n}} iterations, in three ways (`w` requires grad;
 no `backward()` runs, as in an evaluation or logging loop):
 
 ```python
@@ -75,6 +75,7 @@ for each version, how many iterations' graphs are still reachable from `total` a
     solution="""kept_alive = {"loss": {"graphs": n},     # total's grad_fn chains every AddBackward0 to each loss graph
               "item": {"graphs": 0},     # a Python float holds no graph
               "detach": {"graphs": 0}}   # a detached tensor has no grad_fn""",
+    by_hand=True,
     kind=KIND,
     params={"n": 5, "w0": 1.0},
     hidden=({"n": 12, "w0": -0.5},),

@@ -62,7 +62,6 @@ EXERCISE = Exercise(
     chapter=9,
     title="What a module backward hook receives",
     prompt=r"""
-By hand:
 
 ```python
 lin = torch.nn.Linear(2, 2)
@@ -87,6 +86,7 @@ Fill in `module_grads = {"grad_input": {"value": seen["gi"]}, "grad_output": {"v
 c = torch.tensor(c_values)
 module_grads = {"grad_input": {"value": Wt @ c},      # dL/dx: back through out = W x + b
                 "grad_output": {"value": c}}          # dL/d(out) for L = Σ c·out""",
+    by_hand=True,
     kind=KIND,
     params={"W": [[1.0, 2.0], [0.0, -1.0]], "bias": [0.5, 0.0], "x": [1.0, 2.0], "c": [1.0, -1.0]},
     hidden=({"W": [[0.5, -1.0], [2.0, 1.0]], "bias": [0.0, 1.0], "x": [-1.0, 0.5], "c": [2.0, 1.0]},),

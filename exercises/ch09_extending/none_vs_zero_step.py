@@ -42,7 +42,7 @@ EXERCISE = Exercise(
     chapter=9,
     title="None or zeros: what the next step does",
     prompt=r"""
-By hand. The same code runs twice, once with `set_to_none=True` (row `"none"`) and once with
+The same code runs twice, once with `set_to_none=True` (row `"none"`) and once with
 `set_to_none=False` (row `"zeros"`):
 
 ```python
@@ -65,6 +65,7 @@ $b \leftarrow \mu b + g$; each step does $w \leftarrow w - \mathrm{lr}\cdot b$.)
 w1 = w0 - lr * g                # first step: buffer = g
 w_after = {"none": {"w": w1},                   # .grad is None: step() skips w
            "zeros": {"w": w1 - lr * mu * g}}    # .grad is 0: buffer = μ·g + 0, w still moves""",
+    by_hand=True,
     kind=KIND,
     params={"w0": 1.0, "lr": 0.1, "mu": 0.9},
     hidden=({"w0": -2.0, "lr": 0.05, "mu": 0.5},),

@@ -46,7 +46,6 @@ EXERCISE = Exercise(
     chapter=9,
     title="Before and after accumulation",
     prompt=r"""
-By hand:
 
 ```python
 w = torch.tensor({{w0}}, requires_grad=True)
@@ -67,6 +66,7 @@ Fill in `hook_calls`: what each hook recorded in its first and second call,
 g2 = 2 * b * w0   # d(b·w²)/dw
 hook_calls = {"register_hook": {"first": g1, "second": g2},
               "post_accumulate": {"first": g1, "second": g1 + g2}}""",
+    by_hand=True,
     kind=KIND,
     params={"w0": 1.5, "a": 3.0, "b": 2.0},
     hidden=({"w0": 0.5, "a": 2.0, "b": 3.0},),

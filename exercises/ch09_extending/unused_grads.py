@@ -45,7 +45,6 @@ EXERCISE = Exercise(
     chapter=9,
     title="Gradients that are not there",
     prompt=r"""
-By hand:
 
 ```python
 a, b, c, d = (torch.tensor(v, requires_grad=True) for v in ({{a0}}, {{b0}}, {{c0}}, {{d0}}))
@@ -63,6 +62,7 @@ with the four entries of `grads` (a number, or `None`).
            "b": {"grad": None},   # not in the graph at all
            "c": {"grad": 0.0},    # in the graph, through round, whose derivative is 0
            "d": {"grad": None}}   # d > 0 is a bool with no grad_fn: d is never reached""",
+    by_hand=True,
     kind=KIND,
     params={"a0": 2.0, "b0": 3.0, "c0": 1.3, "d0": 0.5},
     hidden=({"a0": 1.5, "b0": -1.0, "c0": -2.2, "d0": -0.75},),

@@ -1,0 +1,151 @@
+"""By-hand exercises: while their answer cell runs, autograd is switched off.
+
+Student side. A derivation exercise (``Exercise(by_hand=True)``) asks for an expression of the
+parameters, not for torch to compute it. While its answer cell (or its function, for a function
+answer) runs under ``autograd_off()``, the ways to ask autograd for a gradient raise ``ByHand``
+with a message that says so: ``backward()``, ``torch.autograd.grad`` and ``.backward`` (through
+the engine they share), ``torch.autograd.functional``, forward-mode dual numbers and the
+``torch.func`` transforms. A gradient caught and swallowed by the answer still counts: the
+guard remembers that it tripped.
+
+This is a teaching device, not a wall: code that kept a reference to the engine from an earlier
+cell gets past it, as the student's own kernel can always fool its own self-check.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+MESSAGE = ("This exercise is done by hand: autograd is switched off while its answer cell runs. "
+           "Work the derivative out on paper and write it as an expression of the parameters "
+           "in the setup cell (plain Python or torch arithmetic, no backward, autograd.grad or "
+           "torch.func).")
+
+
+class ByHand(RuntimeError):
+    """Raised when a by-hand answer asks autograd for a gradient."""
+
+    def __init__(self, what: str = "autograd") -> None:
+        super().__init__(f"{what} is switched off here. {MESSAGE}")
+
+
+class _Guard:
+    """Counts trips; one instance is active at a time (kernels run one cell at a time)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.tripped = False
+        self.saved: list[tuple[Any, str, Any]] = []
+
+
+_GUARD = _Guard()
+
+
+class _Engine:
+    # stands in for torch's autograd engine: every backward and autograd.grad call reaches it
+    def run_backward(self, *args: Any, **kwargs: Any) -> Any:
+        _trip("backward() and torch.autograd.grad")
+
+    def queue_callback(self, *args: Any, **kwargs: Any) -> Any:
+        _trip("backward()")
+
+    def is_checkpoint_valid(self) -> bool:
+        return True
+
+
+def _trip(what: str) -> None:
+    _GUARD.tripped = True
+    raise ByHand(what)
+
+
+def _refuser(what: str):
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        _trip(what)
+
+    return refuse
+
+
+def _targets() -> list[tuple[Any, str, Any]]:
+    """(object, attribute, replacement) for every way into autograd an answer would use."""
+    import torch
+    import torch.autograd.forward_ad as forward_ad
+    import torch.autograd.functional as functional
+    import torch.func as func
+
+    out: list[tuple[Any, str, Any]] = [(torch.autograd.Variable, "_execution_engine", _Engine())]
+    for name in ("grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"):
+        if hasattr(func, name):
+            out.append((func, name, _refuser(f"torch.func.{name}")))
+    for name in ("vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"):
+        out.append((functional, name, _refuser(f"torch.autograd.functional.{name}")))
+    out.append((forward_ad, "make_dual", _refuser("forward-mode AD (make_dual)")))
+    return out
+
+
+@contextlib.contextmanager
+def autograd_off(active: bool = True) -> Iterator[None]:
+    """Switch autograd's entry points off for the ``with`` block (nothing when not ``active``)."""
+    if not active:
+        yield
+        return
+    guard = _GUARD
+    if guard.depth == 0:
+        guard.tripped = False
+        targets = _targets()
+        guard.saved = [(obj, name, getattr(obj, name)) for obj, name, _ in targets]
+        for obj, name, stand_in in targets:
+            setattr(obj, name, stand_in)
+    guard.depth += 1
+    try:
+        yield
+    finally:
+        guard.depth -= 1
+        if guard.depth == 0:
+            for obj, name, original in guard.saved:
+                setattr(obj, name, original)
+            guard.saved = []
+
+
+def tripped() -> bool:
+    """Did anything inside the last ``autograd_off`` block ask autograd for a gradient?"""
+    return _GUARD.tripped
+
+
+# --- in the kernel: the answer cell itself raises at once ------------------------------------------
+
+ANSWER_CELL_SUFFIX = "-answer"  # nbgrader cell ids of answer cells: "<exercise id>-answer"
+
+
+class KernelHook:
+    """IPython events: a by-hand exercise's answer cell (known by its cell id) runs with autograd
+    off, so the student sees the reason in that cell, not only in the check under it."""
+
+    def __init__(self, by_hand: frozenset[str]) -> None:
+        self.by_hand = by_hand
+        self.block: contextlib.ExitStack | None = None
+
+    def pre_run_cell(self, info: Any) -> None:
+        cell_id = getattr(info, "cell_id", None) or ""
+        if cell_id.endswith(ANSWER_CELL_SUFFIX) and cell_id[: -len(ANSWER_CELL_SUFFIX)] in self.by_hand:
+            self.block = contextlib.ExitStack()
+            self.block.enter_context(autograd_off())
+
+    def post_run_cell(self, result: Any) -> None:
+        if self.block is not None:
+            block, self.block = self.block, None
+            block.close()
+
+
+def install(shell: Any, by_hand: frozenset[str]) -> KernelHook | None:
+    """Register the hook once per kernel; returns it (None when there is nothing to guard)."""
+    if shell is None or not by_hand:
+        return None
+    for hook in getattr(shell, "_gradtutor_by_hand", ()):  # a re-import must not stack hooks
+        return hook
+    hook = KernelHook(by_hand)
+    shell.events.register("pre_run_cell", hook.pre_run_cell)
+    shell.events.register("post_run_cell", hook.post_run_cell)
+    shell._gradtutor_by_hand = (hook,)
+    return hook
