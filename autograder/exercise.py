@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .kinds import Kind
@@ -63,8 +63,6 @@ class Exercise:
     placeholder: str | None = None  # starter line; default "<answer> = ..."
     by_hand: bool = False  # a derivation: autograd is off while the answer cell runs
     requires: tuple[Require, ...] = ()
-    note: str = ""  # shown in the key only (instructor-facing)
-    tags: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def is_function(self) -> bool:

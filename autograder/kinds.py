@@ -205,9 +205,6 @@ class Choice(Kind):
                           f"{self.expected()}.")
         return name
 
-    def of(self, value: Any) -> str | None:
-        return self.canonical(to_plain(value))
-
 
 def _clean_name(s: str) -> str | None:
     s = s.strip().strip("<>").strip()

@@ -56,8 +56,19 @@ def test_witnesses_agree(ex):
             assert same(ex, canon(ex, ex.finite_diff(**params)), ref), f"finite diff != torch at {params}"
 
 
+def _float_dtypes(value, depth=0) -> set:
+    if isinstance(value, torch.Tensor):
+        return {value.dtype} if value.is_floating_point() else set()
+    if isinstance(value, dict | list | tuple) and depth < 6:
+        items = value.values() if isinstance(value, dict) else value
+        return set().union(*(_float_dtypes(v, depth + 1) for v in items))
+    return set()
+
+
 @pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
 def test_reference_is_float64_and_answer_independent_of_global_rng(ex):
+    raw = quietly(ex.reference, **ex.params)
+    assert _float_dtypes(raw) <= {torch.float64}, _float_dtypes(raw)  # Python floats are float64
     torch.manual_seed(0)
     first = canon(ex, quietly(ex.reference, **ex.params))
     torch.manual_seed(123)

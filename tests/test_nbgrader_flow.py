@@ -9,11 +9,13 @@ exercise.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from html import unescape
 from pathlib import Path
 
@@ -132,24 +134,40 @@ def test_csv_and_results_files(graded: dict) -> None:
     assert lines[0] == "student,assignment,exercise,points,max_points,verdict,misconception,graded_by"
     assert len(lines) == 1 + len(graded["students"]) * len(graded["exercises"])
     assert "wrong0" in graded["csv"].read_text() and "correct" in graded["csv"].read_text()
+    checked = 0
     for row in lines[1:]:
         if row.startswith("wrong0,"):
             student, _, exercise, points, _, verdict, misconception, graded_by = row.split(",")
             assert graded_by == "auto"
             ex = registry.get(exercise)
-            if ex.wrong and float(points) == 0:
-                assert verdict == "wrong" and misconception == ex.wrong[0].misconception
+            if ex.wrong:  # wrong0 gave the first listed wrong answer: 0 points, diagnosed as itself
+                assert float(points) == 0 and verdict == "wrong" and \
+                    misconception == ex.wrong[0].misconception, row
+                checked += 1
+    assert checked >= 1
+
+
+def _graded_at(course: Path, slug: str) -> dict[str, str]:
+    from autograder.grading.store import results_path
+
+    return {s: json.loads(results_path(course, slug, s).read_text())["graded_at"]
+            for s in (p.name for p in (course / "submitted").iterdir())}
 
 
 def test_rerun_skips_graded_and_force_regrades(graded: dict) -> None:
-    before = gradebook_scores(graded["ours"])
+    slug = graded["chapter"].slug
+    before, stamps = gradebook_scores(graded["ours"]), _graded_at(graded["ours"], slug)
     again = subprocess.run([GRADTUTOR, "grade", str(graded["ours"])], capture_output=True, text=True)
     assert again.returncode == 0
     assert f"{len(graded['students'])} already graded, 0 to grade" in again.stderr
+    assert _graded_at(graded["ours"], slug) == stamps  # nothing was graded again
+    time.sleep(1.1)  # graded_at has one-second resolution
     forced = subprocess.run([GRADTUTOR, "grade", str(graded["ours"]), "--force", "--assignment",
-                             graded["chapter"].slug], capture_output=True, text=True)
+                             slug], capture_output=True, text=True)
     assert forced.returncode == 0
     assert f"0 already graded, {len(graded['students'])} to grade" in forced.stderr
+    after = _graded_at(graded["ours"], slug)
+    assert set(after) == set(stamps) and all(after[s] != stamps[s] for s in stamps)  # all regraded
     assert gradebook_scores(graded["ours"]) == before
 
 
@@ -281,8 +299,9 @@ def test_isolated_nbgrader_autograde_is_not_fooled(graded: dict) -> None:
     kernel (nbgrader_config.py) and scores like `gradtutor grade`."""
     iso = graded["theirs"].parent / "isolated"
     shutil.copytree(graded["theirs"], iso)
+    kept = {CHEATER, "solution", "wrong0"}  # a cheater, a right and a wrong class-mate
     for student in (iso / "submitted").iterdir():
-        if student.name != CHEATER:
+        if student.name not in kept:
             shutil.rmtree(student)
     os.environ["GRADTUTOR_ISOLATED"] = "1"
     try:
@@ -293,3 +312,8 @@ def test_isolated_nbgrader_autograde_is_not_fooled(graded: dict) -> None:
     slug = graded["chapter"].slug
     for ex in graded["exercises"]:
         assert isolated[(CHEATER, slug, ex.id)] == ours[(CHEATER, slug, ex.id)] == 0
+        for student in kept - {CHEATER}:
+            assert isolated[(student, slug, ex.id)] == ours[(student, slug, ex.id)], (student, ex.id)
+    # an isolated run that scored everyone 0 would fail here
+    assert sum(isolated[("solution", slug, ex.id)] for ex in graded["exercises"]) == \
+        sum(ex.points for ex in graded["exercises"])
