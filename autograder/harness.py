@@ -139,7 +139,7 @@ def _torch_run(nodes: list[tuple], outs: list[int]) -> tuple[list[float], list[l
     leaves = [built[i] for i in _leaves(nodes)]
     values, grads = [], []
     for o in outs:
-        values.append(float(built[o]))
+        values.append(float(built[o].detach()))
         gs = torch.autograd.grad(built[o], leaves, allow_unused=True, retain_graph=True)
         grads.append([None if g is None else float(g) for g in gs])  # None: not in this output's graph
     return values, grads
