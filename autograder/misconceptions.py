@@ -127,6 +127,17 @@ CATALOGUE: dict[str, str] = {
     "error_purpose": "What an autograd error protects you from",
     "target_not_detached": "A constant target was left in the graph, or the prediction was detached instead",
     "prompt_requirement": "The answer does not do what the prompt requires (dtype, side effects, form)",
+    # chapter 10 additions
+    "tanh_derivative_input": "tanh'(n) = 1 - tanh(n)²: the output, not the input, is squared",
+    "fanout_assign": "A node used several times must add (+=) each use's gradient, not assign",
+    "topo_order": "backward must visit nodes in reverse topological order, each once, when complete",
+    "engine_not_zeroed": "An engine's backward must start every gradient in the graph from zero",
+    "local_derivative": "One operation's local derivative is wrong",
+    "xent_softmax_only": "Cross-entropy's gradient at the logits is softmax minus one-hot",
+    "xent_wrt_probs": "The gradient with respect to the probabilities is not the one at the logits",
+    "xent_mean_dropped": "A mean loss puts 1/N into every gradient",
+    "relu_mask_missing": "ReLU's backward passes the gradient only where its input was positive",
+    "loop_several_bugs": "Several bugs of a training loop left in",
 }
 
 
