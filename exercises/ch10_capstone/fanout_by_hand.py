@@ -50,6 +50,7 @@ By hand (from the parameters, without autograd), give `grads` $= \left(\frac{\pa
     solution="""d, e = a * b, a + b
 # f = d * e: df/dd = e, df/de = d; then d -> a (x b), e -> a (x 1), and the same for b
 grads = [e * b + d * 1, e * a + d * 1]""",
+    by_hand=True,
     kind=Tensor(shape=(2,)),
     params={"a": -2.0, "b": 3.0},
     hidden=({"a": 1.5, "b": 0.5}, {"a": -0.8, "b": -2.5}),

@@ -66,6 +66,7 @@ computed from the parameters with `math` (not autograd).
     solution="""o = math.tanh(x1 * w1 + x2 * w2 + b)
 dn = 1 - o ** 2                      # tanh'(n) = 1 - tanh(n)^2 = 1 - o^2
 grads = [w1 * dn, x1 * dn, w2 * dn, x2 * dn, dn]""",
+    by_hand=True,
     kind=Tensor(shape=(5,)),
     params={"x1": 2.0, "w1": -3.0, "x2": 0.0, "w2": 1.0, "b": 6.881373587019543},
     hidden=({"x1": 1.5, "w1": 0.5, "x2": -1.0, "w2": 0.8, "b": 0.2},

@@ -62,6 +62,7 @@ first line of every hand-written classifier backward.
 e = [math.exp(v - m) for v in z]          # shifting by max(z) changes nothing but overflow
 p = [v / sum(e) for v in e]
 dz = [p[i] - (1.0 if i == t else 0.0) for i in range(len(z))]""",
+    by_hand=True,
     kind=Tensor(shape=(C,)),
     params={"z": [1.0, -0.5, 2.0, 0.3], "t": 0},
     hidden=({"z": [0.2, 1.5, -1.0, 0.7], "t": 3}, {"z": [-1.2, 0.4, 0.9, 2.2], "t": 1}),
