@@ -58,6 +58,10 @@ def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, c
     todo = {g: s for g, s in groups.items() if force or not _up_to_date(course_dir, g, s)}
     print(f"{len(groups)} submission(s) found{share}, {len(groups) - len(todo)} already graded, "
           f"{len(todo)} to grade with {workers} worker(s).", file=sys.stderr)
+    stale = stale_units(store.load_results(course_dir, assignment),
+                        {g for g in groups if g not in todo})
+    if stale:
+        print(stale_message(course_dir, stale), file=sys.stderr)
     started = time.monotonic()
     not_graded = _grade(course_dir, todo, workers=workers, limits=limits or Limits(),
                         gradebook=shard is None) if todo else {}
@@ -68,6 +72,32 @@ def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, c
         store.write_csv(csv, store.reconcile(course_dir, results))
     _summary(results, todo, time.monotonic() - started, csv, not_graded)
     return 1 if not_graded else 0
+
+
+def stale_units(results: list[dict], graded: set[Group]) -> dict[str, set[Group]]:
+    """exercise id -> the graded submissions whose stored grades came from another version of
+    its unit (their fingerprint is not the unit's now)."""
+    from .. import registry
+    from ..answer_key import fingerprint
+
+    known = set(registry.ids())
+    out: dict[str, set[Group]] = defaultdict(set)
+    for r in results:
+        group = (r["student"], r["assignment"])
+        if group not in graded or r.get("status") != "graded":
+            continue
+        for e in r["exercises"]:
+            if e["id"] in known and e.get("unit") is not None and e["unit"] != fingerprint(e["id"])[0]:
+                out[e["id"]].add(group)
+    return dict(out)
+
+
+def stale_message(course_dir: Path, stale: dict[str, set[Group]]) -> str:
+    submissions = set().union(*stale.values())
+    return (f"{len(submissions)} graded submission(s) are stale: graded before exercise unit(s) "
+            f"{', '.join(sorted(stale))} changed. Run `gradtutor regrade {course_dir}` to judge "
+            "their stored answers again (no notebook runs; the gradebook, results and feedback "
+            "are updated).")
 
 
 def _share(groups: dict[Group, list[Submission]], index: int, count: int

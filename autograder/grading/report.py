@@ -12,7 +12,6 @@ re-teach first.
 from __future__ import annotations
 
 import base64
-import csv
 import html
 import io
 import sqlite3
@@ -25,7 +24,7 @@ from typing import Any
 
 from .. import misconceptions, registry
 from ..contract import SubmissionResult
-from . import store
+from . import sheet, store
 
 RESULTS = Path("gradtutor") / "results"
 # verdict -> (label, colour); "failed" is a submission the grader could not read or run
@@ -249,62 +248,61 @@ def _short(text: str, width: int = 60) -> str:
 
 
 def write_csvs(summary: ClassSummary, out: Path) -> list[Path]:
-    paths = [out / "exercises.csv", out / "misconceptions.csv", out / "students.csv"]
-    with paths[0].open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["assignment", "exercise", "max_points", "submissions", "success_rate",
-                    "mean_score", *BAR_ORDER[:4], "not_answered", "failed", "top_misconception"])
-        for s in summary.exercises:
-            top = s.misconceptions.most_common(1)
-            w.writerow([s.assignment, s.id, f"{s.max_points:g}", s.submissions,
-                        f"{s.success_rate:.3f}", f"{s.mean_score:.3f}", s.outcomes["correct"],
-                        s.outcomes["partial"], s.outcomes["wrong"],
-                        s.outcomes["invalid"] + s.outcomes["error"], s.outcomes["not_answered"],
-                        s.outcomes["failed"], top[0][0] if top else ""])
-    with paths[1].open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["rank", "misconception", "name", "students_affected", "occurrences",
-                    "exercises", "students"])
-        for rank, m in enumerate(summary.misconceptions, 1):
-            w.writerow([rank, m.id, m.name, len(m.students), m.occurrences,
-                        " ".join(e for e, _ in m.exercises.most_common()),
-                        " ".join(sorted(m.students))])
+    paths = [out / "exercises.csv", out / "misconceptions.csv", out / "students.csv",
+             out / "submissions.csv"]
+    rows: list[list[Any]] = []
+    for s in summary.exercises:
+        top = s.misconceptions.most_common(1)
+        rows.append([s.assignment, s.id, f"{s.max_points:g}", s.submissions,
+                     f"{s.success_rate:.3f}", f"{s.mean_score:.3f}", s.outcomes["correct"],
+                     s.outcomes["partial"], s.outcomes["wrong"],
+                     s.outcomes["invalid"] + s.outcomes["error"], s.outcomes["not_answered"],
+                     s.outcomes["failed"], top[0][0] if top else ""])
+    sheet.write(paths[0], ["assignment", "exercise", "max_points", "submissions", "success_rate",
+                           "mean_score", *BAR_ORDER[:4], "not_answered", "failed",
+                           "top_misconception"], rows)
+    sheet.write(paths[1], ["rank", "misconception", "name", "students_affected", "occurrences",
+                           "exercises", "students"],
+                ([rank, m.id, m.name, len(m.students), m.occurrences,
+                  " ".join(e for e, _ in m.exercises.most_common()), " ".join(sorted(m.students))]
+                 for rank, m in enumerate(summary.misconceptions, 1)))
     by_student: dict[str, list[dict]] = defaultdict(list)
     for r in summary.results:
         by_student[r["student"]].append(r)
     missing: dict[str, list[str]] = defaultdict(list)
     for st, a in summary.missing:
         missing[st].append(a)
-    with paths[2].open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["student", "score", "max_score", "percent", "submitted", "not_submitted", "late",
-                    "penalty"])
-        for student, (score, top) in summary.students.items():
-            mine = by_student[student]
-            w.writerow([_cell(student), f"{score:g}", f"{top:g}", f"{100 * score / top:.1f}" if top else "",
-                        len(mine), len(missing[student]), sum(bool(r.get("seconds_late")) for r in mine),
-                        f"{sum(r.get('penalty', 0.0) for r in mine):g}"])
-    paths.append(out / "submissions.csv")
-    with paths[3].open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["student", "assignment", "status", "score", "late_penalty", "total", "max_score",
-                    "seconds_late", "late", "graded_by_hand"])
-        rows = [(r["student"], r["assignment"], r) for r in summary.results]
-        rows += [(st, a, None) for st, a in summary.missing]
-        for student, assignment, r in sorted(rows, key=lambda t: (t[1], t[0])):
-            if r is None:
-                w.writerow([_cell(student), assignment, "not submitted", 0, 0, 0, "", "", "", ""])
-                continue
-            w.writerow([_cell(student), assignment, r.get("status", "graded"), f"{r['score']:g}",
-                        f"{r.get('penalty', 0.0):g}", f"{r.get('total', r['score']):g}", f"{r['max_score']:g}",
-                        f"{r.get('seconds_late', 0.0):g}", "yes" if r.get("seconds_late") else "no",
-                        sum(bool(e.get("manual")) for e in r["exercises"])])
+    rows = []
+    for student, (score, top) in summary.students.items():
+        mine = by_student[student]
+        rows.append([student, f"{score:g}", f"{top:g}", f"{100 * score / top:.1f}" if top else "",
+                     len(mine), len(missing[student]), sum(bool(r.get("seconds_late")) for r in mine),
+                     f"{sum(r.get('penalty', 0.0) for r in mine):g}"])
+    sheet.write(paths[2], ["student", "score", "max_score", "percent", "submitted", "not_submitted",
+                           "late", "penalty"], rows)
+    sheet.write(paths[3], SUBMISSION_COLUMNS, submission_rows(summary.results, summary.missing))
     return paths
 
 
-def _cell(value: str) -> str:
-    """A spreadsheet must not read a student id as a formula (=, +, -, @ at the start)."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@") else value
+SUBMISSION_COLUMNS = ("student", "assignment", "status", "score", "late_penalty", "total",
+                      "max_score", "seconds_late", "late", "graded_by_hand")
+
+
+def submission_rows(results: list[dict], missing: list[tuple[str, str]]) -> list[list[Any]]:
+    """One row per student and assignment (``missing``: those not submitted, 0 points)."""
+    rows: list[tuple[str, str, dict | None]] = [(r["student"], r["assignment"], r) for r in results]
+    rows += [(st, a, None) for st, a in missing]
+    out: list[list[Any]] = []
+    for student, assignment, r in sorted(rows, key=lambda t: (t[1], t[0])):
+        if r is None:
+            out.append([student, assignment, "not submitted", 0, 0, 0, "", "", "", ""])
+            continue
+        out.append([student, assignment, r.get("status", "graded"), f"{r['score']:g}",
+                    f"{r.get('penalty', 0.0):g}", f"{r.get('total', r['score']):g}",
+                    f"{r['max_score']:g}", f"{r.get('seconds_late', 0.0):g}",
+                    "yes" if r.get("seconds_late") else "no",
+                    sum(bool(e.get("manual")) for e in r["exercises"])])
+    return out
 
 
 # ---------------------------------------------------------------- HTML
