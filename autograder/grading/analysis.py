@@ -93,11 +93,11 @@ def wrong_entry(ex: Any, g: Unexplained) -> str:
                 f"{seen} at {at}\n"
                 f"      {explanation!r},\n      {hint!r}),")
     if not isinstance(ex.kind, Tensor):  # a name, a flag or a table: the answer itself
-        value = seen
+        value = f"{seen},"
     else:
-        value = f"...  # a formula of the parameters that gives {seen} at {at}"
+        value = f"...,  # a formula of the parameters that gives {seen} at {at}"
     return (f'Wrong("new_misconception_id",  # {len(g.students)} students\n'
-            f"      lambda {signature}: {value},\n"
+            f"      lambda {signature}: {value}\n"
             '      "The mechanism that produces this answer (never the right answer).",\n'
             '      "A hint that leads to the fix without giving the answer away."),')
 

@@ -34,7 +34,7 @@ def row(values: Iterable[Any]) -> list[Any]:
 def text(header: Sequence[Any], rows: Iterable[Iterable[Any]]) -> str:
     """The CSV text of ``header`` and ``rows``, every text cell escaped."""
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = csv.writer(buf, lineterminator="\r\n")  # RFC 4180; a CR or LF in a cell is quoted
     w.writerow(row(header))
     for r in rows:
         w.writerow(row(r))
