@@ -167,6 +167,14 @@ def gradtutor_grade(course: Path, workers: int, log: Path) -> Run:
                  log=log)
 
 
+def gradtutor_regrade(course: Path, log: Path, *, force: bool) -> Run:
+    """``gradtutor regrade``: the stored answers judged again, no notebook run; with ``force``
+    every submission is stored again (gradebook, results, autograded notebooks), the most a
+    change of units can cost."""
+    return timed([str(BIN / "gradtutor"), "regrade", str(course), *(["--force"] if force else [])],
+                 log=log)
+
+
 def gradebook_scores(course: Path) -> dict[tuple[str, str, str], float | None]:
     """(student, assignment, grade cell) -> score, read straight from nbgrader's SQLite file."""
     query = """

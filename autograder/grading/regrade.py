@@ -49,6 +49,7 @@ class Summary:
     not_regradable: dict[str, set[str]] = field(default_factory=dict)  # why -> exercises
     failed: list[str] = field(default_factory=list)  # files that could not be regraded, with why
     rows: list[list[Any]] = field(default_factory=list)
+    points: dict[str, tuple[float, float]] = field(default_factory=dict)  # id -> (unit, source)
     totals: list[tuple[str, str, float, float]] = field(default_factory=list)
 
 
@@ -98,6 +99,7 @@ def regrade(course_dir: Path, assignments: list[str] | None = None, *, force: bo
             summary.not_regradable.setdefault(why, set()).add(eid)
         if done.changed or done.refreshed or force:
             todo.append(done)
+    summary.points = _points_differ(sources)
     if not todo:
         return summary
     late = store.LatePenalties(course_dir)
@@ -131,6 +133,16 @@ def _points(sources: dict[str, Any]) -> dict[str, float]:
     from .submission import grade_cells
 
     return {gid: pts for nb in sources.values() for gid, pts in grade_cells(nb)}
+
+
+def _points_differ(sources: dict[str, dict[str, Any]]) -> dict[str, tuple[float, float]]:
+    """Exercises whose unit gives other points than the course's source notebook (scored)."""
+    from .. import registry
+
+    known = set(registry.ids())
+    return {eid: (registry.get(eid).points, pts) for nbs in sources.values()
+            for eid, pts in _points(nbs).items()
+            if eid in known and registry.get(eid).points != pts}
 
 
 def rejudge(result: SubmissionResult, points: dict[str, float]) -> Regraded:
@@ -210,6 +222,11 @@ def _say(summary: Summary, seconds: float, path: Path | None) -> None:
         print(f"NOT regraded, {why}: {', '.join(sorted(exercises))}. Their stored answers cannot "
               "be judged again: run `gradtutor grade --force --assignment A` for their "
               "assignments (the notebooks run again).", file=out)
+    for eid, (unit, source) in sorted(summary.points.items()):
+        print(f"NOTE: {eid} gives {unit:g} point(s) in its unit but {source:g} in the course's "
+              "source notebook, which is what counts (as in grade): rebuild the source "
+              "(gradtutor build), run `nbgrader generate_assignment A --force`, then regrade.",
+              file=out)
     for line in summary.failed[:10]:
         print(f"FAILED (left as it was): {line}", file=out)
     if not summary.changed and not summary.refreshed and not summary.failed:
