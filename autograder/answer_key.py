@@ -154,3 +154,22 @@ def fingerprint(exercise_id: str) -> tuple[str, str]:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     return digest(graded), digest(inputs)
+
+
+# the code a verdict depends on besides the unit: reading answers, the kinds, the judge, scoring
+JUDGING_CODE = ("contract.py", "plain.py", "kinds.py", "checkdata.py", "judge.py", "answer_key.py",
+                "misconceptions.py", "grading/scoring.py")
+
+
+@cache
+def grader_fingerprint() -> str:
+    """A digest of the judging code (``JUDGING_CODE``): results judged by other code may judge
+    differently even where no unit changed."""
+    import hashlib
+    from pathlib import Path
+
+    root = Path(__file__).parent
+    digest = hashlib.sha256()
+    for name in JUDGING_CODE:
+        digest.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
+    return digest.hexdigest()[:16]

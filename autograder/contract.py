@@ -259,6 +259,7 @@ class SubmissionResult(TypedDict, total=False):
     graded_at: str
     duration_s: float
     exercises: list[ExerciseResult]
+    grader: str | None  # digest of the judging code that judged it (answer_key.grader_fingerprint)
 
 
 def read_result(data: Any, *, student: str = "", assignment: str = "") -> SubmissionResult | None:
@@ -285,6 +286,8 @@ def read_result(data: Any, *, student: str = "", assignment: str = "") -> Submis
         e.setdefault("message", "")
         if not _stored_answers(e):
             return None
+    grader = data.get("grader")
+    data["grader"] = grader if type(grader) is str and _FINGERPRINT.fullmatch(grader) else None
     data.setdefault("score", sum(e["points"] for e in data["exercises"]))
     data.setdefault("max_score", sum(e["max_points"] for e in data["exercises"]))
     return data  # type: ignore[return-value]

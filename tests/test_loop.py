@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from autograder import registry
-from autograder.answer_key import fingerprint, run_at
+from autograder.answer_key import fingerprint, grader_fingerprint, run_at
 from autograder.contract import read_result
 from autograder.grading import analysis, export, regrade, report, sheet, store
 from autograder.grading.scoring import judged
@@ -52,7 +52,7 @@ def _result(student: str, answers: dict[str, str]) -> dict:
     return {"student": student, "assignment": CHAPTER.slug, "status": "graded", "reason": "",
             "score": sum(e["points"] for e in entries),
             "max_score": sum(e["max_points"] for e in entries), "graded_at": "2026-01-15T10:00:00+00:00",
-            "exercises": entries}
+            "exercises": entries, "grader": grader_fingerprint()}
 
 
 # ---------------------------------------------------------------- stored answers, validated
@@ -127,11 +127,24 @@ def test_fingerprint_moves_with_tolerance_points_and_wrong_answers_only(monkeypa
 # ---------------------------------------------------------------- regrade, without the sandbox
 
 
-def test_rejudge_with_unchanged_units_changes_nothing() -> None:
+@pytest.mark.parametrize("force", [False, True])
+def test_rejudge_with_unchanged_units_changes_nothing(force: bool) -> None:
+    """Judged again (``force``) or known to judge the same (fingerprints equal): no change."""
     r = read_result(json.loads(json.dumps(_result("s1", {"chain_xyz": "grads_xyz = [9.0, 9.0, 9.0]"}))))
-    done = regrade.rejudge(r, {eid: 1.0 for eid in CHAPTER.exercise_ids()})
+    done = regrade.rejudge(r, {eid: 1.0 for eid in CHAPTER.exercise_ids()}, force=force)
     assert not done.changed and not done.refreshed and not done.not_regradable
     assert done.exercises == r["exercises"]
+
+
+def test_results_judged_by_other_judging_code_are_judged_again() -> None:
+    r = read_result(json.loads(json.dumps(_result("s1", {"chain_xyz": "grads_xyz = [1.0, 1.0, 3.0]"}))))
+    r["grader"] = "0" * 16
+    e = next(e for e in r["exercises"] if e["id"] == "chain_xyz")
+    e["misconception"], e["message"] = None, "judged by older code"
+    done = regrade.rejudge(r, {})
+    assert done.refreshed
+    assert [(o["misconception"], n["misconception"]) for o, n in done.changed] == \
+        [(None, "local_gradient_only")]
 
 
 def test_rejudge_names_answers_to_other_values_and_results_without_answers() -> None:

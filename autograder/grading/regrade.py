@@ -74,8 +74,6 @@ def regrade_cli(*, course_dir: Path, assignment: list[str] | None = None, csv: P
 
 def regrade(course_dir: Path, assignments: list[str] | None = None, *, force: bool = False) -> Summary:
     """Re-judge every stored answer; store what changed (everything with ``force``)."""
-    from nbgrader.api import Gradebook
-
     from .batch import _course_id, _grade_ids
     from .submission import source_notebooks
 
@@ -90,7 +88,7 @@ def regrade(course_dir: Path, assignments: list[str] | None = None, *, force: bo
         try:
             if result["assignment"] not in sources:
                 sources[result["assignment"]] = source_notebooks(course_dir, result["assignment"])
-            done = rejudge(result, _points(sources[result["assignment"]]))
+            done = rejudge(result, _points(sources[result["assignment"]]), force=force)
         except Exception as e:  # the grader's failure on one file: say so, go on with the rest
             summary.failed.append(f"{result['student']}/{result['assignment']}: "
                                   f"{type(e).__name__}: {str(e)[:200]}")
@@ -102,11 +100,13 @@ def regrade(course_dir: Path, assignments: list[str] | None = None, *, force: bo
     summary.points = _points_differ(sources)
     if not todo:
         return summary
+    from nbgrader.api import Gradebook
+
     late = store.LatePenalties(course_dir)
     stored: list[SubmissionResult] = []
     with Gradebook(store.db_url(course_dir), _course_id(course_dir)) as gb:
         for done in todo:
-            new = _stored(course_dir, gb, done, sources, late, _grade_ids)
+            new = _stored(course_dir, gb, done, sources, late, _grade_ids, force)
             if isinstance(new, str):
                 summary.failed.append(new)
                 continue
@@ -145,14 +145,22 @@ def _points_differ(sources: dict[str, dict[str, Any]]) -> dict[str, tuple[float,
             if eid in known and registry.get(eid).points != pts}
 
 
-def rejudge(result: SubmissionResult, points: dict[str, float]) -> Regraded:
-    """The submission's entries judged again from their stored answers (nothing stored yet)."""
+def rejudge(result: SubmissionResult, points: dict[str, float], *, force: bool = False
+            ) -> Regraded:
+    """The submission's entries judged again from their stored answers (nothing stored yet).
+
+    An entry judged with the unit and the judging code as they are now (both fingerprints
+    equal) is not judged again unless ``force``: every input of its verdict is the same, so the
+    verdict is too (``force`` checks that, and the tests do)."""
     from .. import registry
-    from ..answer_key import fingerprint
+    from ..answer_key import fingerprint, grader_fingerprint
     from .scoring import judged
 
     out = Regraded(result, [])
     known = set(registry.ids())
+    same_grader = result.get("grader") == grader_fingerprint()
+    if not same_grader:
+        out.refreshed = True
     for e in result["exercises"]:
         new = dict(e)
         eid = e["id"]
@@ -161,6 +169,9 @@ def rejudge(result: SubmissionResult, points: dict[str, float]) -> Regraded:
             max_points = points.get(eid, e["max_points"])
             if e.get("answers") and e.get("inputs") not in (None, inputs):
                 out.not_regradable[eid] = "its values (setup code or variants) changed"
+            elif e.get("answers") and same_grader and not force and \
+                    (e.get("unit"), e.get("inputs")) == (unit, inputs):
+                new.update(max_points=max_points, points=float(round(max_points * e["score"], 6)))
             elif e.get("answers"):
                 new = judged(eid, max_points, e["answers"])
             elif e["verdict"] not in ("error", "manual"):
@@ -177,17 +188,22 @@ def rejudge(result: SubmissionResult, points: dict[str, float]) -> Regraded:
 
 
 def _stored(course_dir: Path, gb: Any, done: Regraded, sources: dict, late: Any,
-            grade_ids: Any) -> SubmissionResult | str:
-    """Gradebook first (the save path of ``grade``), results file last; or why not."""
+            grade_ids: Any, force: bool) -> SubmissionResult | str:
+    """Gradebook first (the save path of ``grade``; skipped when no points moved, unless
+    ``force``), autograded notebooks, results file last; or why not."""
+    from ..answer_key import grader_fingerprint
+
     result = {**done.result, "exercises": done.exercises}
     result["score"] = round(sum(e["points"] for e in done.exercises), 6)
     result["max_score"] = round(sum(e["max_points"] for e in done.exercises), 6)
     result["regraded_at"] = store.now_iso()
+    result["grader"] = grader_fingerprint()
     try:
-        submitted = course_dir / "submitted" / result["student"] / result["assignment"]
-        names = {p.stem for p in submitted.glob("*.ipynb")}
-        result.update(store.save_grades(gb, course_dir, result,
-                                        grade_ids(sources[result["assignment"]], names), late))
+        if force or any(o[k] != n[k] for o, n in done.changed for k in ("points", "max_points")):
+            submitted = course_dir / "submitted" / result["student"] / result["assignment"]
+            names = {p.stem for p in submitted.glob("*.ipynb")}
+            result.update(store.save_grades(gb, course_dir, result,
+                                            grade_ids(sources[result["assignment"]], names), late))
         store.update_autograded(course_dir, result)
         store.write_result(course_dir, result)  # type: ignore[arg-type]
     except Exception as e:  # the grader's: the results file still holds the old grades

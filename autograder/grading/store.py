@@ -245,17 +245,19 @@ def update_autograded(course_dir: Path, result: dict) -> int:
     for path in sorted(folder.glob("*.ipynb")):
         try:
             raw = read_beneath(course_dir, path.relative_to(course_dir).parts, MAX_NOTEBOOK_BYTES)
-            nb = from_dict(json.loads(raw))
+            nb = json.loads(raw)
         except Exception:  # noqa: BLE001 - a damaged copy: the next `grade --force` rewrites it
             continue
         count = 0
-        for cell in nb.get("cells", []):
-            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        for cell in nb.get("cells", []) if isinstance(nb, dict) else []:
+            meta = cell.get("metadata") if isinstance(cell, dict) else None
+            grade_id = meta.get("nbgrader", {}).get("grade_id") if isinstance(meta, dict) else None
             if cell.get("cell_type") == "code" and grade_id in by_id:
                 cell["outputs"] = grade_outputs(by_id[grade_id])
                 count += 1
-        if count:
-            write_atomic(path, nbjson.writes(from_dict(nb)).encode())
+        if count:  # nbformat's own layout (nbjson.writes), without building NotebookNodes
+            write_atomic(path, (json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False)
+                                + "\n").encode())
             changed += count
     return changed
 
