@@ -496,3 +496,34 @@ def test_regrade_after_a_new_wrong_answer_diagnoses_it(graded_demo, tmp_path) ->
     done = _cli("report", str(course), units=units)
     assert done.returncode == 0
     assert not [r for r in _rows(course / "reports" / "unexplained.csv") if r["exercise"] == "chain_xyz"]
+
+
+@pytest.mark.slow
+def test_regrade_after_a_points_change_scores_out_of_the_new_maximum(graded_demo, tmp_path) -> None:
+    from nbgrader.api import Gradebook
+
+    course = tmp_path / "course"
+    shutil.copytree(graded_demo, course, symlinks=True)
+    before = _entries(course)
+    units = _unit_copy(tmp_path / "units", lambda t: t.replace(
+        "kind=Tensor(shape=(3,)),", "kind=Tensor(shape=(3,)), points=3.0,"))
+    again = _cli("regrade", str(course), units=units)
+    assert again.returncode == 0, again.stderr
+    assert "Points of chain_xyz: 1 -> 3" in again.stderr
+    for (student, eid), e in _entries(course).items():
+        old = before[(student, eid)]
+        factor = 3 if eid == "chain_xyz" else 1
+        assert e["max_points"] == old["max_points"] * factor
+        assert e["points"] == pytest.approx(old["points"] * factor)
+    with Gradebook(store.db_url(course)) as gb:
+        assert gb.find_grade_cell("chain_xyz", CHAPTER.slug, CHAPTER.slug).max_score == 3.0
+    source = json.loads((course / "source" / CHAPTER.slug / f"{CHAPTER.slug}.ipynb").read_text())
+    cell = next(c for c in source["cells"]
+                if c["metadata"].get("nbgrader", {}).get("grade_id") == "chain_xyz")
+    assert cell["metadata"]["nbgrader"]["points"] == 3.0
+    scores = store.gradebook_scores(course)
+    for (student, eid), e in _entries(course).items():
+        if eid == "chain_xyz":
+            assert scores[(student, CHAPTER.slug, eid)] == pytest.approx(e["points"])
+    # a second run finds nothing to do: the course now says what the unit says
+    assert "Nothing changed" in _cli("regrade", str(course), units=units).stderr

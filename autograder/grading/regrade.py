@@ -81,14 +81,16 @@ def regrade(course_dir: Path, assignments: list[str] | None = None, *, force: bo
     results = store.load_results(course_dir, assignments, unreadable=unreadable)
     summary = Summary(submissions=len(results),
                       failed=[f"{p}: not a results file (left as it is)" for p in unreadable])
-    sources: dict[str, dict[str, Any]] = {}
+    sources = {a: source_notebooks(course_dir, a) for a in sorted({r["assignment"] for r in results})
+               if (course_dir / "source" / a).is_dir()}
+    summary.points = _points_differ(sources)
+    if summary.points:  # the unit's points count, as after a rebuild and generate_assignment
+        _apply_points(course_dir, sources, summary.points)
     before = {(r["student"], r["assignment"]): r for r in store.reconcile(course_dir, results)}
     todo: list[Regraded] = []
     for result in results:
         try:
-            if result["assignment"] not in sources:
-                sources[result["assignment"]] = source_notebooks(course_dir, result["assignment"])
-            done = rejudge(result, _points(sources[result["assignment"]]), force=force)
+            done = rejudge(result, _points(sources.get(result["assignment"], {})), force=force)
         except Exception as e:  # the grader's failure on one file: say so, go on with the rest
             summary.failed.append(f"{result['student']}/{result['assignment']}: "
                                   f"{type(e).__name__}: {str(e)[:200]}")
@@ -97,7 +99,6 @@ def regrade(course_dir: Path, assignments: list[str] | None = None, *, force: bo
             summary.not_regradable.setdefault(why, set()).add(eid)
         if done.changed or done.refreshed or force:
             todo.append(done)
-    summary.points = _points_differ(sources)
     if not todo:
         return summary
     from nbgrader.api import Gradebook
@@ -145,6 +146,33 @@ def _points_differ(sources: dict[str, dict[str, Any]]) -> dict[str, tuple[float,
             if eid in known and registry.get(eid).points != pts}
 
 
+def _apply_points(course_dir: Path, sources: dict[str, dict[str, Any]],
+                  changed: dict[str, tuple[float, float]]) -> None:
+    """New points of units into the course: each grade cell's points in the source notebook
+    (what ``gradtutor build`` would write) and its maximum in the gradebook (what ``nbgrader
+    generate_assignment`` would store), so the scores are out of the new maximum."""
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    from .batch import _course_id
+
+    with Gradebook(store.db_url(course_dir), _course_id(course_dir)) as gb:
+        for assignment, notebooks in sources.items():
+            for name, nb in notebooks.items():
+                moved = []
+                for cell in nb.cells:
+                    meta = cell.get("metadata", {}).get("nbgrader", {})
+                    if meta.get("grade") and meta.get("grade_id") in changed:
+                        meta["points"] = changed[meta["grade_id"]][0]
+                        moved.append(meta["grade_id"])
+                for gid in moved:
+                    gb.update_or_create_grade_cell(gid, name, assignment,
+                                                   max_score=changed[gid][0])
+                if moved:
+                    path = course_dir / "source" / assignment / f"{name}.ipynb"
+                    store.write_atomic(path, nbformat.writes(nb).encode())
+
+
 def rejudge(result: SubmissionResult, points: dict[str, float], *, force: bool = False
             ) -> Regraded:
     """The submission's entries judged again from their stored answers (nothing stored yet).
@@ -164,7 +192,9 @@ def rejudge(result: SubmissionResult, points: dict[str, float], *, force: bool =
     for e in result["exercises"]:
         new = dict(e)
         eid = e["id"]
-        if eid in known and result.get("status") == "graded":
+        if eid in known and result.get("status") != "graded":  # unreadable: 0 of the maximum
+            new["max_points"] = points.get(eid, e["max_points"])
+        elif eid in known:
             unit, inputs = fingerprint(eid)
             max_points = points.get(eid, e["max_points"])
             if e.get("answers") and e.get("inputs") not in (None, inputs):
@@ -239,10 +269,8 @@ def _say(summary: Summary, seconds: float, path: Path | None) -> None:
               "be judged again: run `gradtutor grade --force --assignment A` for their "
               "assignments (the notebooks run again).", file=out)
     for eid, (unit, source) in sorted(summary.points.items()):
-        print(f"NOTE: {eid} gives {unit:g} point(s) in its unit but {source:g} in the course's "
-              "source notebook, which is what counts (as in grade): rebuild the source "
-              "(gradtutor build), run `nbgrader generate_assignment A --force`, then regrade.",
-              file=out)
+        print(f"Points of {eid}: {source:g} -> {unit:g}, as its unit now says (written into the "
+              "course's source notebook and the gradebook's maximum).", file=out)
     for line in summary.failed[:10]:
         print(f"FAILED (left as it was): {line}", file=out)
     if not summary.changed and not summary.refreshed and not summary.failed:
