@@ -4,7 +4,10 @@ Imports nothing heavy (no torch): the grading parent loads it before it forks it
 Every byte the sandbox sends is hostile until this module has read it: each message is parsed
 with a size bound, checked field by field, and rebuilt from the grader's own values (fixed
 codes, bounded numbers, identifiers). Nothing a child writes reaches results, feedback or the
-report as free text. The worker, scoring, store, report and feedback all use these types.
+report as free text, except the student's own answer values kept in the results for
+``gradtutor regrade`` (a string answer at most 200 characters, a dict key 80): read back
+through ``clean_plain`` like a message, never shown in feedback, shown escaped in the
+instructor's report. The worker, scoring, store, report and feedback all use these types.
 
 Parent -> child, once, on the job pipe (``encode_job`` / ``decode_job``)::
 
