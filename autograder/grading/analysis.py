@@ -215,9 +215,12 @@ def item_chart(found: list[Item]) -> tuple[str, str] | None:
     ax.axhspan(-1, REVIEW_BELOW, color="#fff8c5", zorder=0)
     ax.scatter([i.difficulty for i in shown], [i.discrimination for i in shown], color="#0969da",
                zorder=2)
+    at: dict[tuple[float, float], list[str]] = defaultdict(list)  # one label per point
     for i in shown:
-        ax.annotate(i.exercise, (i.difficulty, i.discrimination), fontsize=7,
-                    xytext=(3, 3), textcoords="offset points")
+        at[(round(i.difficulty, 2), round(i.discrimination, 2))].append(i.exercise)
+    for (x, y), names in at.items():
+        ax.annotate("\n".join(names), (x, y), fontsize=7, xytext=(4, 2), textcoords="offset points",
+                    va="top" if len(names) > 1 else "bottom")
     ax.set_xlim(-0.05, 1.05)
     ax.set_ylim(min(-0.2, min(i.discrimination for i in shown) - 0.05), 1.05)
     ax.set_xlabel("difficulty: mean share of the points (1 = everyone right)")
