@@ -143,3 +143,46 @@ def run_at(ex: Exercise, ns: dict[str, Any], source: str, params: Params) -> Pla
     """The answer cell ``source`` re-run at ``params`` after the unit's setup, read as plain data
     (what the sandbox does at a hidden variant; the build, the demo class and tests use it)."""
     return at_params(spec(ex, 1), ns, source, ex.setup_code(params))
+
+
+@cache
+def fingerprint(exercise_id: str) -> tuple[str, str]:
+    """(unit, inputs): digests of what grading this exercise depends on. ``unit`` covers the
+    answer kind and its tolerances, the points, the references and every wrong answer's value,
+    misconception, explanation and hint at every variant: when it changes, stored answers judge
+    differently. ``inputs`` covers what the sandbox ran (the answer's name, the call, each
+    variant's setup code): when it changes, the stored answers are answers to other questions,
+    and only running the notebooks again grades them."""
+    import hashlib
+    import json
+
+    from .checkdata import to_json
+
+    data = to_json(check_for(exercise_id))
+    inputs = {k: data[k] for k in ("answer", "call", "setups")}
+    graded = {k: v for k, v in data.items() if k not in ("title", "chapter")}
+
+    def digest(value: Any) -> str:
+        text = json.dumps(value, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    return digest(graded), digest(inputs)
+
+
+# the code a verdict depends on besides the unit: reading answers, the kinds, the judge, scoring
+JUDGING_CODE = ("contract.py", "plain.py", "kinds.py", "checkdata.py", "judge.py", "answer_key.py",
+                "misconceptions.py", "grading/scoring.py")
+
+
+@cache
+def grader_fingerprint() -> str:
+    """A digest of the judging code (``JUDGING_CODE``): results judged by other code may judge
+    differently even where no unit changed."""
+    import hashlib
+    from pathlib import Path
+
+    root = Path(__file__).parent
+    digest = hashlib.sha256()
+    for name in JUDGING_CODE:
+        digest.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
+    return digest.hexdigest()[:16]

@@ -76,6 +76,30 @@ def _parser() -> argparse.ArgumentParser:
                              "last step after sharded runs)")
     p.set_defaults(run=_lazy("autograder.grading.batch:grade_cli"))
 
+    p = sub.add_parser("regrade", help="judge the stored answers again against the exercise units "
+                                       "as they are now (no notebook runs); update the gradebook, "
+                                       "results and feedback; say who changed")
+    p.add_argument("course_dir", type=Path, help="a graded course folder")
+    p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    p.add_argument("--csv", type=Path, help="write the changes here (default: "
+                                            "COURSE_DIR/gradtutor/regrades/<time>.csv)")
+    p.add_argument("--force", action="store_true",
+                   help="store every submission again, changed or not")
+    p.set_defaults(run=_lazy("autograder.grading.regrade:regrade_cli"))
+
+    p = sub.add_parser("export", help="scores for a learning management system: a Canvas "
+                                      "gradebook import file, or one CSV row per student and "
+                                      "assignment")
+    p.add_argument("course_dir", type=Path, help="a graded course folder")
+    p.add_argument("--canvas", type=Path, metavar="FILE",
+                   help="Canvas gradebook import CSV (Student, ID, SIS User ID, SIS Login ID, "
+                        "Section, then one column per assignment with a Points Possible row)")
+    p.add_argument("--csv", type=Path, metavar="FILE",
+                   help="one row per student and assignment (score, late penalty, total, ...)")
+    p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    p.add_argument("--section", default="", help="the Section column of the Canvas file")
+    p.set_defaults(run=_lazy("autograder.grading.export:export_cli"))
+
     p = sub.add_parser("demo-class", help="write a synthetic class of submissions (correct, each "
                                           "misconception, blank, half done, broken)")
     p.add_argument("course_dir", type=Path, help="folder to create")

@@ -4,7 +4,10 @@ Imports nothing heavy (no torch): the grading parent loads it before it forks it
 Every byte the sandbox sends is hostile until this module has read it: each message is parsed
 with a size bound, checked field by field, and rebuilt from the grader's own values (fixed
 codes, bounded numbers, identifiers). Nothing a child writes reaches results, feedback or the
-report as free text. The worker, scoring, store, report and feedback all use these types.
+report as free text, except the student's own answer values kept in the results for
+``gradtutor regrade`` (a string answer at most 200 characters, a dict key 80): read back
+through ``clean_plain`` like a message, never shown in feedback, shown escaped in the
+instructor's report. The worker, scoring, store, report and feedback all use these types.
 
 Parent -> child, once, on the job pipe (``encode_job`` / ``decode_job``)::
 
@@ -269,6 +272,11 @@ class ExerciseResult(TypedDict):
     score: float
     misconception: str | None
     message: str
+    # what the judge saw, one plain answer per variant (shown values first), or None when no
+    # answer reached the grader; read back through ``clean_plain`` like a child's message
+    answers: list[dict] | None
+    unit: str | None  # fingerprint of the exercise unit's grading content (answer_key.fingerprint)
+    inputs: str | None  # fingerprint of what the child ran: answer name, call, variants' setups
 
 
 class SubmissionResult(TypedDict, total=False):
@@ -281,6 +289,7 @@ class SubmissionResult(TypedDict, total=False):
     graded_at: str
     duration_s: float
     exercises: list[ExerciseResult]
+    grader: str | None  # digest of the judging code that judged it (answer_key.grader_fingerprint)
 
 
 def read_result(data: Any, *, student: str = "", assignment: str = "") -> SubmissionResult | None:
@@ -305,6 +314,30 @@ def read_result(data: Any, *, student: str = "", assignment: str = "") -> Submis
         e.setdefault("verdict", "error")
         e.setdefault("misconception", None)
         e.setdefault("message", "")
+        if not _stored_answers(e):
+            return None
+    grader = data.get("grader")
+    data["grader"] = grader if type(grader) is str and _FINGERPRINT.fullmatch(grader) else None
     data.setdefault("score", sum(e["points"] for e in data["exercises"]))
     data.setdefault("max_score", sum(e["max_points"] for e in data["exercises"]))
     return data  # type: ignore[return-value]
+
+
+MAX_VARIANTS = 64
+_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+
+
+def _stored_answers(e: dict) -> bool:
+    """An entry's stored answers rebuilt as a child's message is (they came from the student
+    side), its fingerprints checked; False when the answers are not a list of plain values."""
+    answers = e.get("answers")
+    if answers is not None:
+        if type(answers) is not list or not 0 < len(answers) <= MAX_VARIANTS:
+            return False
+        e["answers"] = [clean_plain(a) for a in answers]
+    else:
+        e["answers"] = None
+    for key in ("unit", "inputs"):
+        value = e.get(key)
+        e[key] = value if type(value) is str and _FINGERPRINT.fullmatch(value) else None
+    return True

@@ -91,9 +91,10 @@ class Run:
     log: str
 
 
-def timed(cmd: list[str], *, cwd: Path | None = None, log: Path | None = None) -> Run:
+def timed(cmd: list[str], *, cwd: Path | None = None, log: Path | None = None,
+          extra_env: dict[str, str] | None = None) -> Run:
     """Run a command, timing its wall clock and sampling its process tree's peak memory."""
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **(extra_env or {})}
     out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
     try:
         start = time.perf_counter()
@@ -165,6 +166,30 @@ def nbgrader_autograde(course: Path, logs: Path) -> Run:
 def gradtutor_grade(course: Path, workers: int, log: Path) -> Run:
     return timed([str(BIN / "gradtutor"), "grade", str(course), "--workers", str(workers)],
                  log=log)
+
+
+def gradtutor_regrade(course: Path, log: Path, *, force: bool, units: Path | None = None) -> Run:
+    """``gradtutor regrade``: the stored answers judged again, no notebook run; with ``force``
+    every answer is judged and every submission stored again (gradebook, results, autograded
+    notebooks), the most a change can cost. ``units``: a folder holding an ``exercises``
+    package to grade with instead of the repository's (put first on the import path)."""
+    extra = {} if units is None else {
+        "PYTHONPATH": os.pathsep.join([str(units), str(REPO), os.environ.get("PYTHONPATH", "")])}
+    return timed([str(BIN / "gradtutor"), "regrade", str(course), *(["--force"] if force else [])],
+                 log=log, cwd=units, extra_env=extra)
+
+
+def edited_units(folder: Path, chapter: str, unit: str, old: str, new: str) -> Path:
+    """A copy of the repository's exercise units with one unit's text edited."""
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(REPO / "exercises", folder / "exercises",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    path = folder / "exercises" / chapter / f"{unit}.py"
+    text = path.read_text()
+    if old not in text:
+        raise RuntimeError(f"{path}: {old!r} not found, update bench/run's edit")
+    path.write_text(text.replace(old, new, 1))
+    return folder
 
 
 def gradebook_scores(course: Path) -> dict[tuple[str, str, str], float | None]:

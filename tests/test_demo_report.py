@@ -220,7 +220,8 @@ def test_report_page_is_self_contained_with_described_charts(judged_course):
     course, _ = judged_course
     page = (course / "reports" / "report.html").read_text()
     assert page.count('<img src="data:image/svg+xml;base64,') == 3
-    assert page.count(' alt="') == 3 and 'alt=""' not in page
+    assert page.count('<img src="data:image/png;base64,') == 1  # item analysis
+    assert page.count(' alt="') == 4 and 'alt=""' not in page
     assert "http://" not in page and "https://" not in page  # nothing fetched when opened
     assert "student999.json" in page and "not valid JSON" in page
 

@@ -10,4 +10,8 @@
     feedback.py    ``gradtutor feedback``: one HTML page per student and assignment
     demo.py        ``gradtutor demo-class``: a synthetic class to grade
     report.py      ``gradtutor report``: what the class misunderstands, as charts
+    analysis.py    the report's unexplained wrong answers, item analysis, misconceptions per student
+    regrade.py     ``gradtutor regrade``: stored answers judged again against the current units
+    export.py      ``gradtutor export``: a Canvas gradebook import file, a CSV per submission
+    sheet.py       every CSV written, text cells escaped against spreadsheet formulas
 """

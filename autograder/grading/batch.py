@@ -58,6 +58,10 @@ def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, c
     todo = {g: s for g, s in groups.items() if force or not _up_to_date(course_dir, g, s)}
     print(f"{len(groups)} submission(s) found{share}, {len(groups) - len(todo)} already graded, "
           f"{len(todo)} to grade with {workers} worker(s).", file=sys.stderr)
+    stale = stale_units(store.load_results(course_dir, assignment),
+                        {g for g in groups if g not in todo})
+    if stale:
+        print(stale_message(course_dir, stale), file=sys.stderr)
     started = time.monotonic()
     not_graded = _grade(course_dir, todo, workers=workers, limits=limits or Limits(),
                         gradebook=shard is None) if todo else {}
@@ -68,6 +72,42 @@ def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, c
         store.write_csv(csv, store.reconcile(course_dir, results))
     _summary(results, todo, time.monotonic() - started, csv, not_graded)
     return 1 if not_graded else 0
+
+
+def stale_units(results: list[dict], graded: set[Group]) -> dict[str, set[Group]]:
+    """exercise id -> the graded submissions whose stored grades came from another version of
+    its unit (their fingerprint is not the unit's now)."""
+    from .. import registry
+    from ..answer_key import fingerprint, grader_fingerprint
+
+    known = set(registry.ids())
+    out: dict[str, set[Group]] = defaultdict(set)
+    for r in results:
+        group = (r["student"], r["assignment"])
+        if group not in graded or r.get("status") != "graded":
+            continue
+        if r.get("grader") is not None and r["grader"] != grader_fingerprint():
+            out[JUDGING_CODE].add(group)
+        for e in r["exercises"]:
+            if e["id"] in known and e.get("unit") is not None and e["unit"] != fingerprint(e["id"])[0]:
+                out[e["id"]].add(group)
+    return dict(out)
+
+
+JUDGING_CODE = "(the judging code)"
+
+
+def stale_message(course_dir: Path, stale: dict[str, set[Group]]) -> str:
+    submissions = set().union(*stale.values())
+    units = sorted(set(stale) - {JUDGING_CODE})
+    what = [f"exercise unit(s) {', '.join(units[:12])}" + (f" and {len(units) - 12} more"
+                                                          if len(units) > 12 else "")] if units else []
+    if JUDGING_CODE in stale:
+        what.append("the grader's judging code (autograder/judge.py, kinds.py, ...)")
+    return (f"{len(submissions)} graded submission(s) are stale: graded before "
+            f"{' and '.join(what)} changed. Run `gradtutor regrade {course_dir}` to judge "
+            "their stored answers again (no notebook runs; the gradebook, results and feedback "
+            "are updated).")
 
 
 def _share(groups: dict[Group, list[Submission]], index: int, count: int
@@ -284,6 +324,7 @@ def _finish(course_dir: Path, gb: Any, group: Group, done: list[tuple[Submission
             sources: dict[str, Any], loaded: dict, limits: Limits, late: Any) -> str:
     """Score one student's assignment and store it: gradebook first, results file last.
     Returns why it was not graded ("" when it was)."""
+    from ..answer_key import grader_fingerprint
     from . import scoring
 
     ungraded = [o.not_graded for _, o in done if o is not None and o.not_graded]
@@ -308,6 +349,7 @@ def _finish(course_dir: Path, gb: Any, group: Group, done: list[tuple[Submission
         "graded_at": store.now_iso(),
         "duration_s": round(sum(p["duration_s"] for p in parts), 3),
         "exercises": [e for p in parts for e in p["exercises"]],
+        "grader": grader_fingerprint(),
     }
     if gb is not None:  # a shard leaves the gradebook (and the late penalty) to --gather
         notebooks = _grade_ids(sources, {s.notebook for s, _ in done})

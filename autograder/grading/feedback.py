@@ -42,15 +42,18 @@ def feedback_cli(*, course_dir: Path) -> int:
         print(f"gradtutor feedback: no results under {course_dir}/gradtutor/results; run "
               "`gradtutor grade` first.", file=sys.stderr)
         return 1
-    merged = 0
-    for result in results:
-        folder = course_dir / "feedback" / result["student"] / result["assignment"]
-        write_atomic(folder / "feedback.html", page(result).encode())
-        merged += _into_nbgraders_pages(course_dir, folder, result)
+    merged = sum(write_pages(course_dir, result) for result in results)
     print(f"Wrote {len(results)} feedback page(s) to {course_dir / 'feedback'}"
           f"/<student>/<assignment>/feedback.html, and put them into {merged} page(s) that "
           "`nbgrader release_feedback` hands out.", file=sys.stderr)
     return 0
+
+
+def write_pages(course_dir: Path, result: SubmissionResult) -> int:
+    """One submission's feedback.html, and our block in each page nbgrader hands out (how many)."""
+    folder = course_dir / "feedback" / result["student"] / result["assignment"]
+    write_atomic(folder / "feedback.html", page(result).encode())
+    return _into_nbgraders_pages(course_dir, folder, result)
 
 
 def _into_nbgraders_pages(course_dir: Path, folder: Path, result: SubmissionResult) -> int:

@@ -12,7 +12,6 @@ re-teach first.
 from __future__ import annotations
 
 import base64
-import csv
 import html
 import io
 import sqlite3
@@ -25,7 +24,7 @@ from typing import Any
 
 from .. import misconceptions, registry
 from ..contract import SubmissionResult
-from . import store
+from . import analysis, sheet, store
 
 RESULTS = Path("gradtutor") / "results"
 # verdict -> (label, colour); "failed" is a submission the grader could not read or run
@@ -93,6 +92,7 @@ class ClassSummary:
     misconceptions: list[MisconceptionStats]  # re-teach first at the top
     failed: list[dict]
     missing: list[tuple[str, str]] = field(default_factory=list)  # (student, assignment) not submitted
+    items: list[analysis.Item] = field(default_factory=list)  # item analysis per exercise
 
 
 def summarise(results: list[dict], roster: dict[str, list[str]] | None = None) -> ClassSummary:
@@ -139,6 +139,7 @@ def summarise(results: list[dict], roster: dict[str, list[str]] | None = None) -
         misconceptions=sorted(found.values(),
                               key=lambda m: (-len(m.students), -m.occurrences, m.id)),
         failed=[r for r in results if r.get("status") != "graded"],
+        items=analysis.items(results),
     )
 
 
@@ -249,62 +250,77 @@ def _short(text: str, width: int = 60) -> str:
 
 
 def write_csvs(summary: ClassSummary, out: Path) -> list[Path]:
-    paths = [out / "exercises.csv", out / "misconceptions.csv", out / "students.csv"]
-    with paths[0].open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["assignment", "exercise", "max_points", "submissions", "success_rate",
-                    "mean_score", *BAR_ORDER[:4], "not_answered", "failed", "top_misconception"])
-        for s in summary.exercises:
-            top = s.misconceptions.most_common(1)
-            w.writerow([s.assignment, s.id, f"{s.max_points:g}", s.submissions,
-                        f"{s.success_rate:.3f}", f"{s.mean_score:.3f}", s.outcomes["correct"],
-                        s.outcomes["partial"], s.outcomes["wrong"],
-                        s.outcomes["invalid"] + s.outcomes["error"], s.outcomes["not_answered"],
-                        s.outcomes["failed"], top[0][0] if top else ""])
-    with paths[1].open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["rank", "misconception", "name", "students_affected", "occurrences",
-                    "exercises", "students"])
-        for rank, m in enumerate(summary.misconceptions, 1):
-            w.writerow([rank, m.id, m.name, len(m.students), m.occurrences,
-                        " ".join(e for e, _ in m.exercises.most_common()),
-                        " ".join(sorted(m.students))])
+    paths = [out / "exercises.csv", out / "misconceptions.csv", out / "students.csv",
+             out / "submissions.csv"]
+    rows: list[list[Any]] = []
+    for s in summary.exercises:
+        top = s.misconceptions.most_common(1)
+        rows.append([s.assignment, s.id, f"{s.max_points:g}", s.submissions,
+                     f"{s.success_rate:.3f}", f"{s.mean_score:.3f}", s.outcomes["correct"],
+                     s.outcomes["partial"], s.outcomes["wrong"],
+                     s.outcomes["invalid"] + s.outcomes["error"], s.outcomes["not_answered"],
+                     s.outcomes["failed"], top[0][0] if top else ""])
+    sheet.write(paths[0], ["assignment", "exercise", "max_points", "submissions", "success_rate",
+                           "mean_score", *BAR_ORDER[:4], "not_answered", "failed",
+                           "top_misconception"], rows)
+    sheet.write(paths[1], ["rank", "misconception", "name", "students_affected", "occurrences",
+                           "exercises", "students"],
+                ([rank, m.id, m.name, len(m.students), m.occurrences,
+                  " ".join(e for e, _ in m.exercises.most_common()), " ".join(sorted(m.students))]
+                 for rank, m in enumerate(summary.misconceptions, 1)))
     by_student: dict[str, list[dict]] = defaultdict(list)
     for r in summary.results:
         by_student[r["student"]].append(r)
     missing: dict[str, list[str]] = defaultdict(list)
     for st, a in summary.missing:
         missing[st].append(a)
-    with paths[2].open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["student", "score", "max_score", "percent", "submitted", "not_submitted", "late",
-                    "penalty"])
-        for student, (score, top) in summary.students.items():
-            mine = by_student[student]
-            w.writerow([_cell(student), f"{score:g}", f"{top:g}", f"{100 * score / top:.1f}" if top else "",
-                        len(mine), len(missing[student]), sum(bool(r.get("seconds_late")) for r in mine),
-                        f"{sum(r.get('penalty', 0.0) for r in mine):g}"])
-    paths.append(out / "submissions.csv")
-    with paths[3].open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["student", "assignment", "status", "score", "late_penalty", "total", "max_score",
-                    "seconds_late", "late", "graded_by_hand"])
-        rows = [(r["student"], r["assignment"], r) for r in summary.results]
-        rows += [(st, a, None) for st, a in summary.missing]
-        for student, assignment, r in sorted(rows, key=lambda t: (t[1], t[0])):
-            if r is None:
-                w.writerow([_cell(student), assignment, "not submitted", 0, 0, 0, "", "", "", ""])
-                continue
-            w.writerow([_cell(student), assignment, r.get("status", "graded"), f"{r['score']:g}",
-                        f"{r.get('penalty', 0.0):g}", f"{r.get('total', r['score']):g}", f"{r['max_score']:g}",
-                        f"{r.get('seconds_late', 0.0):g}", "yes" if r.get("seconds_late") else "no",
-                        sum(bool(e.get("manual")) for e in r["exercises"])])
+    rows = []
+    for student, (score, top) in summary.students.items():
+        mine = by_student[student]
+        rows.append([student, f"{score:g}", f"{top:g}", f"{100 * score / top:.1f}" if top else "",
+                     len(mine), len(missing[student]), sum(bool(r.get("seconds_late")) for r in mine),
+                     f"{sum(r.get('penalty', 0.0) for r in mine):g}"])
+    sheet.write(paths[2], ["student", "score", "max_score", "percent", "submitted", "not_submitted",
+                           "late", "penalty"], rows)
+    sheet.write(paths[3], SUBMISSION_COLUMNS, submission_rows(summary.results, summary.missing))
+    paths += [out / "unexplained.csv", out / "items.csv", out / "student_misconceptions.csv"]
+    sheet.write(paths[4], ["assignment", "exercise", "students", "generic_slip", "answer", "who",
+                           "wrong_entry"],
+                ([g.assignment, g.exercise, len(g.students), g.slip or "",
+                  analysis._literal(g.plain), " ".join(g.students), g.entry]
+                 for g in analysis.unexplained(summary.results)))
+    sheet.write(paths[5], ["assignment", "exercise", "submissions", "difficulty", "discrimination",
+                           *BAR_ORDER[:5], "note"],
+                ([i.assignment, i.exercise, i.submissions, round(i.difficulty, 4),
+                  "" if i.discrimination is None else round(i.discrimination, 4),
+                  *(i.verdicts[v] + (i.verdicts["error"] if v == "invalid" else 0)
+                    for v in BAR_ORDER[:5]), i.flag] for i in summary.items))
+    sheet.write(paths[6], ["student", "misconception", "name", "chapters", "assignments"],
+                ([st, m, misconceptions.name(m), len(a), " ".join(a)]
+                 for st, seen in analysis.student_misconceptions(summary.results).items()
+                 for m, a in seen.items()))
     return paths
 
 
-def _cell(value: str) -> str:
-    """A spreadsheet must not read a student id as a formula (=, +, -, @ at the start)."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@") else value
+SUBMISSION_COLUMNS = ("student", "assignment", "status", "score", "late_penalty", "total",
+                      "max_score", "seconds_late", "late", "graded_by_hand")
+
+
+def submission_rows(results: list[dict], missing: list[tuple[str, str]]) -> list[list[Any]]:
+    """One row per student and assignment (``missing``: those not submitted, 0 points)."""
+    rows: list[tuple[str, str, dict | None]] = [(r["student"], r["assignment"], r) for r in results]
+    rows += [(st, a, None) for st, a in missing]
+    out: list[list[Any]] = []
+    for student, assignment, r in sorted(rows, key=lambda t: (t[1], t[0])):
+        if r is None:
+            out.append([student, assignment, "not submitted", 0, 0, 0, "", "", "", ""])
+            continue
+        out.append([student, assignment, r.get("status", "graded"), f"{r['score']:g}",
+                    f"{r.get('penalty', 0.0):g}", f"{r.get('total', r['score']):g}",
+                    f"{r['max_score']:g}", f"{r.get('seconds_late', 0.0):g}",
+                    "yes" if r.get("seconds_late") else "no",
+                    sum(bool(e.get("manual")) for e in r["exercises"])])
+    return out
 
 
 # ---------------------------------------------------------------- HTML
@@ -386,6 +402,7 @@ def render_html(summary: ClassSummary, course_dir: Path, unreadable: list[str]) 
     parts += ["<h2>Score distribution</h2>", _img(score_histogram(summary)),
               "<h2>Success per exercise</h2>", _img(exercise_bars(summary)),
               _exercise_table(summary)]
+    parts += _analysis_html(summary)
     if summary.missing:
         parts.append("<h2>Not submitted</h2><table><tr><th>student</th><th>assignment</th></tr>")
         parts += [f"<tr><td>{esc(st)}</td><td>{esc(a)}</td></tr>" for st, a in summary.missing]
@@ -400,9 +417,68 @@ def render_html(summary: ClassSummary, course_dir: Path, unreadable: list[str]) 
             parts.append(f"<tr><td colspan=2>{esc(path)}</td><td>unreadable results file</td></tr>")
         parts.append("</table>")
     parts.append("<p class='sub'>Also written: exercises.csv, misconceptions.csv, students.csv, "
-                 "submissions.csv."
+                 "submissions.csv, unexplained.csv, items.csv, student_misconceptions.csv."
                  "</p></body></html>")
     return "\n".join(parts)
+
+
+def _analysis_html(summary: ClassSummary) -> list[str]:
+    """Unexplained wrong answers, item analysis, misconceptions per student."""
+    esc = html.escape
+    parts = ["<h2>Unexplained wrong answers</h2>"]
+    found = analysis.unexplained(summary.results)
+    if found:
+        parts.append(f"<p>Wrong answers that {analysis.MIN_SHARED} or more students gave and no "
+                     "listed wrong answer explains: the next entries for the units. Each comes "
+                     "with a <code>Wrong(...)</code> to paste into the unit's <code>wrong=(...)"
+                     "</code>; then <code>gradtutor regrade</code> diagnoses them.</p>")
+        for g in found:
+            slip = (f"; matches the generic slip <b>{esc(misconceptions.name(g.slip))}</b>"
+                    if g.slip else "; matches no generic slip")
+            parts.append(
+                f"<h3><code>{esc(g.exercise)}</code> ({esc(g.assignment)}): {len(g.students)} "
+                f"students{slip}</h3><p>Their answer at the shown values: "
+                f"<code>{esc(analysis._literal(g.plain))}</code></p>"
+                f"<details><summary>Students</summary>{esc(', '.join(g.students))}</details>"
+                f"<pre>{esc(g.entry)}</pre>")
+    else:
+        parts.append(f"<p>No wrong answer shared by {analysis.MIN_SHARED} or more students is "
+                     "left unexplained.</p>")
+    parts += ["<h2>Item analysis</h2>",
+              "<p>Difficulty: the mean share of the exercise's points (1 = everyone right). "
+              "Discrimination: the point-biserial correlation between the exercise's score and "
+              "the rest of the assignment; under "
+              f"{analysis.REVIEW_BELOW} the exercise does not tell strong from weak students.</p>",
+              _png(analysis.item_chart(summary.items)),
+              "<table><tr><th>assignment</th><th>exercise</th><th>submissions</th>"
+              "<th>difficulty</th><th>discrimination</th><th>verdicts</th><th>note</th></tr>"]
+    for i in summary.items:
+        verdicts = ", ".join(f"{OUTCOMES.get(v, (v,))[0]} {n}" for v, n in i.verdicts.most_common())
+        disc = "–" if i.discrimination is None else f"{i.discrimination:.2f}"
+        parts.append(f"<tr><td>{esc(i.assignment)}</td><td><code>{esc(i.exercise)}</code></td>"
+                     f"<td class='n'>{i.submissions}</td><td class='n'>{i.difficulty:.2f}</td>"
+                     f"<td class='n'>{disc}</td><td>{esc(verdicts)}</td><td>{esc(i.flag)}</td></tr>")
+    parts.append("</table>")
+    per_student = analysis.student_misconceptions(summary.results)
+    parts.append("<h2>Misconceptions per student</h2>")
+    if per_student:
+        parts.append("<p>Each misconception a student showed, with the chapters it showed in; "
+                     "students with one seen in several chapters first.</p><table><tr>"
+                     "<th>student</th><th>misconceptions (chapters)</th></tr>")
+        for student, seen in per_student.items():
+            cells = "; ".join(f"{misconceptions.name(m)} ({', '.join(a)})" for m, a in seen.items())
+            parts.append(f"<tr><td>{esc(student)}</td><td>{esc(cells)}</td></tr>")
+        parts.append("</table>")
+    else:
+        parts.append("<p>No student showed a known misconception.</p>")
+    return parts
+
+
+def _png(chart: tuple[str, str] | None) -> str:
+    if chart is None:
+        return ""
+    data, alt = chart
+    return f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(alt)}"></figure>'
 
 
 def _exercise_table(summary: ClassSummary) -> str:
@@ -455,6 +531,6 @@ def report_cli(*, course_dir: Path, out: Path | None, assignment: list[str] | No
         print(f"No results under {course_dir / RESULTS}: grade the class first "
               f"(gradtutor grade {course_dir}).")
         return 1
-    print(f"Wrote {page} (and exercises.csv, misconceptions.csv, students.csv, submissions.csv "
-          "beside it).")
+    print(f"Wrote {page} (and exercises.csv, misconceptions.csv, students.csv, submissions.csv, "
+          "unexplained.csv, items.csv, student_misconceptions.csv beside it).")
     return 0

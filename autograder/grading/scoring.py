@@ -9,6 +9,7 @@ it propagates, and the submission is recorded as not graded.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .. import registry
@@ -53,7 +54,8 @@ def _notes(outcome: Outcome, limits: Limits) -> list[str]:
 
 def _missing(grade_id: str, max_points: float, message: str) -> ExerciseResult:
     return {"id": grade_id, "points": 0.0, "max_points": max_points, "verdict": "error",
-            "score": 0.0, "misconception": None, "message": message}
+            "score": 0.0, "misconception": None, "message": message, "answers": None, "unit": None,
+            "inputs": None}
 
 
 def _exercise(grade_id: str, max_points: float, answers: tuple[dict, ...] | None,
@@ -62,8 +64,28 @@ def _exercise(grade_id: str, max_points: float, answers: tuple[dict, ...] | None
         return _missing(grade_id, max_points, "Not an autograded exercise: grade it by hand.")
     if answers is None:
         why = "; ".join(notes) or "its grade cell was never reached"
-        return _missing(grade_id, max_points, f"No answer reached the grader ({why}).")
-    fb = judge(grade_id, list(answers))
+        return {**_missing(grade_id, max_points, f"No answer reached the grader ({why})."),
+                **_fingerprints(grade_id)}
+    return judged(grade_id, max_points, list(answers))
+
+
+MAX_STORED_BYTES = 2**20
+
+
+def judged(grade_id: str, max_points: float, answers: list[dict]) -> ExerciseResult:
+    """The result entry of these plain answers (one per variant, shown values first), judged
+    against the unit as it is now; the answers are kept in it (what ``gradtutor regrade``
+    judges again), unless they are larger than ``MAX_STORED_BYTES``."""
+    fb = judge(grade_id, answers)
+    kept = answers if len(json.dumps(answers)) <= MAX_STORED_BYTES else None
     return {"id": grade_id, "points": float(round(max_points * fb.score, 6)),
             "max_points": max_points, "verdict": fb.verdict, "score": fb.score,
-            "misconception": fb.misconception, "message": fb.message}
+            "misconception": fb.misconception, "message": fb.message, "answers": kept,
+            **_fingerprints(grade_id)}
+
+
+def _fingerprints(grade_id: str) -> dict[str, str]:
+    from ..answer_key import fingerprint
+
+    unit, inputs = fingerprint(grade_id)
+    return {"unit": unit, "inputs": inputs}

@@ -7,8 +7,6 @@ file is written last and is what makes a submission count as graded on a re-run.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import re
@@ -77,15 +75,13 @@ def load_results(course_dir: Path, assignments: list[str] | None = None, *,
 
 
 def write_csv(path: Path, results: list[dict]) -> None:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for r in sorted(results, key=lambda r: (r["assignment"], r["student"])):
-        for e in r["exercises"]:
-            w.writerow([r["student"], r["assignment"], e["id"], f"{e['points']:g}",
-                        f"{e['max_points']:g}", e["verdict"], e["misconception"] or "",
-                        "hand" if e.get("manual") else "auto"])
-    write_atomic(path, buf.getvalue().encode())
+    from . import sheet
+
+    rows = ([r["student"], r["assignment"], e["id"], f"{e['points']:g}", f"{e['max_points']:g}",
+             e["verdict"], e["misconception"] or "", "hand" if e.get("manual") else "auto"]
+            for r in sorted(results, key=lambda r: (r["assignment"], r["student"]))
+            for e in r["exercises"])
+    sheet.write(path, CSV_COLUMNS, rows)
 
 
 def now_iso() -> str:
@@ -222,15 +218,48 @@ def autograded_notebook(cells: list[Cell], source: Any, result: dict,
         if new["cell_type"] == "code":
             entry = by_id.get(cell.grade_id) if cell.grade_id else None
             new["execution_count"] = None
-            new["outputs"] = [] if entry is None else [
-                {"output_type": "stream", "name": "stdout", "text": _verdict_text(entry)},
-                {"output_type": "execute_result", "execution_count": None, "metadata": {},
-                 "data": {"text/plain": f"{entry['points']:g}"}}]
+            new["outputs"] = [] if entry is None else grade_outputs(entry)
             if entry is None and errors and index in errors:
                 new["outputs"] = [{"output_type": "error", "ename": errors[index], "evalue": "",
                                    "traceback": [f"{errors[index]} (raised when the grader ran this cell)"]}]
         out.append(new)
     return from_dict({"cells": out, "metadata": source.metadata, "nbformat": 4, "nbformat_minor": 5})
+
+
+def grade_outputs(entry: dict) -> list[dict]:
+    """A grade cell's outputs: the verdict as text, then the points (what nbgrader reads)."""
+    return [{"output_type": "stream", "name": "stdout", "text": _verdict_text(entry)},
+            {"output_type": "execute_result", "execution_count": None, "metadata": {},
+             "data": {"text/plain": f"{entry['points']:g}"}}]
+
+
+def update_autograded(course_dir: Path, result: dict) -> int:
+    """The verdicts of ``result`` written into the grade cells of the student's autograded
+    notebooks (ours, written by ``grade``); how many cells changed. Read as any file under the
+    course folder is: beneath it, no link followed, size-capped."""
+    from .submission import MAX_NOTEBOOK_BYTES, read_beneath
+
+    by_id = {e["id"]: e for e in result["exercises"]}
+    changed = 0
+    folder = course_dir / "autograded" / result["student"] / result["assignment"]
+    for path in sorted(folder.glob("*.ipynb")):
+        try:
+            raw = read_beneath(course_dir, path.relative_to(course_dir).parts, MAX_NOTEBOOK_BYTES)
+            nb = json.loads(raw)
+        except Exception:  # noqa: BLE001 - a damaged copy: the next `grade --force` rewrites it
+            continue
+        count = 0
+        for cell in nb.get("cells", []) if isinstance(nb, dict) else []:
+            meta = cell.get("metadata") if isinstance(cell, dict) else None
+            grade_id = meta.get("nbgrader", {}).get("grade_id") if isinstance(meta, dict) else None
+            if cell.get("cell_type") == "code" and grade_id in by_id:
+                cell["outputs"] = grade_outputs(by_id[grade_id])
+                count += 1
+        if count:  # nbformat's own layout (nbjson.writes), without building NotebookNodes
+            write_atomic(path, (json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False)
+                                + "\n").encode())
+            changed += count
+    return changed
 
 
 def _verdict_text(entry: dict) -> str:
