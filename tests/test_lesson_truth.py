@@ -357,3 +357,27 @@ def test_a_non_leafs_grad_is_never_filled():
     (w**2).sum().backward()
     with pytest.warns(UserWarning):
         assert w.grad is None
+
+
+# --- predict, then run (issue #14, must-show 3) ---------------------------------------------
+
+def _numbered_sections(lesson: str) -> list[tuple[str, str]]:
+    parts = re.split(r"(?m)^(## \d+\..*)$", lesson)
+    return [(parts[i], re.split(r"(?m)^## ", parts[i + 1])[0]) for i in range(1, len(parts), 2)]
+
+
+LESSONS = sorted(REPO.glob("exercises/ch*/lesson.md"))
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.parent.name for p in LESSONS])
+def test_every_section_asks_for_a_prediction_before_it_runs(path: Path) -> None:
+    """Each numbered section with a demo asks the student to predict before a cell that then
+    answers the question (a demo or an exercise): the prose right before that cell says so."""
+    missing = []
+    for head, body in _numbered_sections(path.read_text()):
+        if "```python" not in body:
+            continue  # a section that is one exercise and no demo
+        prose_before_blocks = re.split(r"```(?:python|exercise)\n.*?```", body, flags=re.S)[:-1]
+        if not any(re.search(r"\bpredict\b", prose, re.I) for prose in prose_before_blocks):
+            missing.append(head)
+    assert not missing, missing
