@@ -459,3 +459,21 @@ def test_embedding_has_its_own_backward_and_adds_like_indexing():
     picked.sum().backward()
     assert x.grad.tolist() == [1.0, 0.0, 0.0, 3.0]
     assert "`nn.Embedding` is exactly this" not in lesson("ch05_shapes")
+
+
+def test_second_derivative_through_x_grad_needs_the_first_derivative_kept():
+    """second_derivative_cube's hint said to set x.grad = None between the two backward calls;
+    then x.grad.backward() has nothing to call. Kept in a variable first, it gives f'' alone."""
+    x = torch.tensor(2.0, requires_grad=True)
+    (x**3).backward(create_graph=True)
+    x.grad = None
+    with pytest.raises(AttributeError):
+        x.grad.backward()
+    x = torch.tensor(2.0, requires_grad=True)
+    (x**3).backward(create_graph=True)
+    g = x.grad
+    x.grad = None
+    g.backward()
+    assert x.grad.item() == 12.0
+    hint = registry.get("second_derivative_cube").wrong[0].hint
+    assert "g = x.grad" in hint and "between the two backward calls" not in hint
