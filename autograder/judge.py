@@ -145,7 +145,7 @@ def believed(check: Check, results: list[dict]) -> tuple[int | None, bool]:
             continue  # one candidate left, or the answer was not read here
         values = dict(check.variants[i].wrong)
         told_apart = any(not _same(check.kind, values[a], values[b])
-                         for a in candidates for b in candidates if a < b)
+                         for a in candidates for b in candidates if a < b and a in values and b in values)
         if told_apart:
             candidates = [c for c in candidates if c in r.get("matches", ())]
     if not candidates:
