@@ -88,6 +88,7 @@ def _practice(exercise_id: str) -> tuple[tuple[dict[str, Any], Variant], ...]:
     setups = {ex.setup_code(v) for v in grading}
     shown = reference(exercise_id, 0)
     varies = any(not _same(ex, reference(exercise_id, v), shown) for v in range(1, len(grading)))
+    coincide = coinciding(exercise_id)
     chosen: list[tuple[dict[str, Any], Variant]] = []
     for _ in range(PRACTICE_TRIES):
         if len(chosen) == PRACTICE_SETS:
@@ -102,8 +103,19 @@ def _practice(exercise_id: str) -> tuple[tuple[dict[str, Any], Variant], ...]:
             continue
         if any(_same(ex, at.reference, w) for _, w in at.wrong) or (varies and _same(ex, at.reference, shown)):
             continue
+        values = dict(at.wrong)
+        if any(_same(ex, values[a], values[b]) for a, b in coincide):
+            continue  # the self-check must tell apart the mistakes the shown values cannot
         chosen.append((params, at))
     return tuple(chosen)
+
+
+def coinciding(exercise_id: str) -> list[tuple[int, int]]:
+    """Pairs of listed wrong answers that give the same answer at the shown values (the
+    practice values and a grading variant must tell them apart; ``judge.believed``)."""
+    ex = registry.get(exercise_id)
+    wrong = wrong_values(exercise_id, 0)
+    return [(a, b) for a, va in wrong for b, vb in wrong if a < b and _same(ex, va, vb)]
 
 
 def _same(ex: Exercise, a: Canonical, b: Canonical) -> bool:

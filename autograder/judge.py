@@ -133,11 +133,40 @@ def quietly(fn: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def diagnose(check: Check, answer: Canonical, variant: int = 0) -> int | None:
-    """Index of the known wrong answer this answer matches, if any."""
-    for i, value in check.variants[variant].wrong:
-        if _same(check.kind, answer, value):
-            return i
-    return None
+    """Index of the first known wrong answer this answer matches, if any."""
+    found = matches(check, answer, variant)
+    return found[0] if found else None
+
+
+def matches(check: Check, answer: Canonical, variant: int = 0) -> list[int]:
+    """Indices of every known wrong answer this answer matches at this variant (two mistakes
+    can give the same number at some values: 4x and 4x² at x = 1)."""
+    return [i for i, value in check.variants[variant].wrong if _same(check.kind, answer, value)]
+
+
+def believed(check: Check, results: list[dict]) -> tuple[int | None, bool]:
+    """The known wrong answer the answers show, and whether it is still ambiguous.
+
+    The candidates are the wrong answers matched at the first variant where any matched. A
+    candidate is believed only where it holds at every other variant that separates the
+    candidates (where their values differ); a variant at which they coincide says nothing.
+    Returns (None, False) when no candidate survives: the answer equals a known mistake only
+    where mistakes coincide, so none of them is named."""
+    first = next((r for r in results if r.get("matches")), None)
+    if first is None:
+        return None, False
+    candidates = list(first["matches"])
+    for i, r in enumerate(results):
+        if len(candidates) < 2 or "canonical" not in r:
+            continue  # one candidate left, or the answer was not read here
+        values = dict(check.variants[i].wrong)
+        told_apart = any(not _same(check.kind, values[a], values[b])
+                         for a in candidates for b in candidates if a < b and a in values and b in values)
+        if told_apart:
+            candidates = [c for c in candidates if c in r.get("matches", ())]
+    if not candidates:
+        return None, False
+    return candidates[0], len(candidates) > 1
 
 
 def _same(kind: Kind, a: Canonical, b: Canonical) -> bool:
@@ -206,7 +235,9 @@ def judge_variant(check: Check, variant: int, answer: Plain) -> dict:
     if right:  # the right value, but the prompt asked for more than the value: say what
         return {"status": "wrong", "score": 0.0, "canonical": canon, "unmet": unmet, "right_value": True}
     # a table is right only when every entry is; the message names the wrong entries
-    result = {"status": "wrong", "score": 0.0, "canonical": canon, "wrong": diagnose(check, canon, variant)}
+    found = matches(check, canon, variant)
+    result = {"status": "wrong", "score": 0.0, "canonical": canon, "matches": found,
+              "wrong": found[0] if found else None}
     if unmet is not None:  # a known mistake in the value comes first; else the unmet requirement
         result.update(unmet=unmet, right_value=False)
     if result["wrong"] is None:
@@ -236,8 +267,11 @@ def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
         return fb
     fb.score = sum(r["score"] for r in results) / len(results)
     fb.verdict = "correct" if fb.score == 1.0 else "partial" if fb.score > 0 else "wrong"
-    fb.message = _summary(check, results)
-    hit = next((r["wrong"] for r in results if r.get("wrong") is not None), None)
+    hit, ambiguous = believed(check, results)
+    fb.message = _summary(check, results, hit)
+    if ambiguous:
+        fb.message += (" At these values two known mistakes give this same number; the values "
+                       "that tell them apart were not tried (run the check in the notebook).")
     slip = results[0].get("slip")  # at the shown values only: elsewhere a slip can be chance
     unmet = next((r["unmet"] for r in results if r.get("unmet") is not None), None)
     if unmet is not None and hit is None:
@@ -256,7 +290,7 @@ def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
     return fb
 
 
-def _summary(check: Check, results: list[dict]) -> str:
+def _summary(check: Check, results: list[dict], hit: int | None) -> str:
     public, hidden = results[0], results[1:]
     unmet = next((r for r in results if r.get("unmet") is not None), None)
     if unmet is not None and not any(r.get("wrong") is not None for r in results):
@@ -280,6 +314,9 @@ def _summary(check: Check, results: list[dict]) -> str:
         return "Not right yet, and the way it differs says why (below)."
     if public["status"] == "wrong" and public.get("wrong") is None:
         return _shape_note(check, public) or _what_differs(check, public)
+    if public["status"] == "wrong" and hit is None:
+        return ("At the shown values this is what more than one known mistake gives, but at the "
+                "other values your answer is none of them. Work it out step by step.")
     if public["status"] == "wrong":
         return "This is a known mistake."
     return public.get("message", "")

@@ -41,7 +41,6 @@ SEED_WRONGS = [
     ("bias_batch_grad", [[1.0] * 3, [1 / 12] * 3], "broadcast_sums"),  # M24: per-sample thinking
     ("repeated_index_grad", [2.0, 3.0, 0.0], "repeated_index"),  # M26: last write wins
     ("detach_inplace_error", None, "detach_shares_version"),
-    ("second_step_error", None, "out_of_place_update"),  # M12
 ]
 
 

@@ -96,6 +96,20 @@ def two_losses_grad(x):
 def xent(z, target):
     p = z.exp() / z.exp().sum()
     return -p[target].log()""", "unstable_loss"),
+    "second_step_fix, in place under no_grad but never zeroed": ("second_step_fix", """
+def descend(w, lr, steps):
+    for _ in range(steps):
+        ((w - 3) ** 2).backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+    return w""", "accumulation"),
+    "second_step_fix, the step skipped when .grad is None": ("second_step_fix", """
+def descend(w, lr, steps):
+    for _ in range(steps):
+        ((w - 3) ** 2).backward()
+        if w.grad is not None:
+            w = w - lr * w.grad
+    return w""", "out_of_place_update"),
     "xor_fix, dtype fixed but the post's loss": ("xor_fix", """
 def xor_loss(inputs, outputs, weights, bias):
     preds = F.linear(inputs.float(), weights, bias)
@@ -129,6 +143,20 @@ def two_losses_grad(x):
     y.backward()
     (2 * y).backward()
     return x.grad""", "Trying to backward through the graph a second time"),
+    "second_step_fix, the snippet as written": ("second_step_fix", """
+def descend(w, lr, steps):
+    for _ in range(steps):
+        L = (w - 3) ** 2
+        L.backward()
+        w = w - lr * w.grad
+    return w""", "TypeError"),
+    "second_step_fix, out of place under no_grad": ("second_step_fix", """
+def descend(w, lr, steps):
+    for _ in range(steps):
+        ((w - 3) ** 2).backward()
+        with torch.no_grad():
+            w = w - lr * w.grad
+    return w""", "RuntimeError"),
     "version_counter_fix, the snippet as written": ("version_counter_fix", """
 def scaled_sigmoid_sum(x):
     y = x.sigmoid()
@@ -161,7 +189,7 @@ def meta_grad(X, Y, step, a, loss_fn):
 
 @pytest.mark.parametrize("eid", ["inner_step_fix", "zero_grad_fix", "where_nan_fix",
                                  "version_counter_fix", "td_detach_fix", "xor_fix", "sin_autograd",
-                                 "backward_twice_fix", "xent_overflow_fix"])
+                                 "backward_twice_fix", "xent_overflow_fix", "second_step_fix"])
 def test_the_repair_scores_full_marks_on_fresh_values(eid):
     fb = run_answer(eid, registry.get(eid).solution)
     assert fb.score == 1.0 and fb.verdict == "correct", str(fb)

@@ -357,3 +357,123 @@ def test_a_non_leafs_grad_is_never_filled():
     (w**2).sum().backward()
     with pytest.warns(UserWarning):
         assert w.grad is None
+
+
+# --- predict, then run (issue #14, must-show 3) ---------------------------------------------
+
+def _numbered_sections(lesson: str) -> list[tuple[str, str]]:
+    parts = re.split(r"(?m)^(## \d+\..*)$", lesson)
+    return [(parts[i], re.split(r"(?m)^## ", parts[i + 1])[0]) for i in range(1, len(parts), 2)]
+
+
+LESSONS = sorted(REPO.glob("exercises/ch*/lesson.md"))
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.parent.name for p in LESSONS])
+def test_every_section_asks_for_a_prediction_before_it_runs(path: Path) -> None:
+    """Each numbered section with a demo asks the student to predict before a cell that then
+    answers the question (a demo or an exercise): the prose right before that cell says so."""
+    missing = []
+    for head, body in _numbered_sections(path.read_text()):
+        if "```python" not in body:
+            continue  # a section that is one exercise and no demo
+        prose_before_blocks = re.split(r"```(?:python|exercise)\n.*?```", body, flags=re.S)[:-1]
+        if not any(re.search(r"\bpredict\b", prose, re.I) for prose in prose_before_blocks):
+            missing.append(head)
+    assert not missing, missing
+
+
+# --- the second read of chapters 5, 6 and 8 (docs/lesson-review.md) --------------------------
+
+def test_xor_target_is_uncorrelated_with_the_inputs_not_orthogonal_to_them():
+    """Chapter 5 §3 said the XOR truth table is orthogonal to both input columns; its dot products
+    with them are 1. Centred, it is orthogonal, so the least-squares fit is w = 0, b = 1/2."""
+    X = torch.tensor([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    t = torch.tensor([0.0, 1.0, 1.0, 0.0], dtype=torch.float64)
+    assert (X.T @ t).tolist() == [1.0, 1.0]
+    assert (X.T @ (t - t.mean())).tolist() == [0.0, 0.0]
+    fit = torch.linalg.lstsq(torch.cat([X, torch.ones(4, 1, dtype=torch.float64)], 1), t[:, None]).solution
+    assert torch.allclose(fit.ravel(), torch.tensor([0.0, 0.0, 0.5], dtype=torch.float64), atol=1e-12)
+    assert "orthogonal to both input columns, so" not in lesson("ch05_shapes")
+
+
+def test_no_grad_leaves_factories_with_requires_grad_alone():
+    """Chapter 6 §2 said every result inside no_grad has requires_grad=False; the docstring's
+    exception (quoted in the lesson) holds, and an in-place update keeps a leaf a leaf."""
+    w = torch.tensor(1.0, requires_grad=True)
+    with torch.no_grad():
+        made = torch.zeros(3, requires_grad=True)
+        w -= 0.5
+        product = w * 2
+    assert made.requires_grad and made.is_leaf
+    assert w.requires_grad and w.is_leaf
+    assert not product.requires_grad and product.grad_fn is None
+    quoted = ("All factory functions, or functions that create a new Tensor and take a "
+              "requires_grad kwarg, will NOT be affected by this mode.")
+    assert quoted in " ".join(torch.no_grad.__doc__.split())
+    assert quoted in lesson("ch06_control")
+
+
+def test_func_grad_needs_a_zero_dimensional_output_backward_does_not():
+    """Chapter 8 §5 likened func.grad's output rule to backward() without a seed; backward seeds
+    a (1,)-shaped output, func.grad raises on it."""
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (x**2).sum().reshape(1).backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+    message = "Expected f\\(\\*args\\) to return a scalar Tensor, got tensor with 1 dims"
+    with pytest.raises(RuntimeError, match=message):
+        torch.func.grad(lambda t: (t**2).sum().reshape(1))(torch.tensor([1.0, 2.0]))
+    assert "0-dimensional tensor" in lesson("ch08_higher")
+    assert "single-number output**, like `backward()` without a seed" not in lesson("ch08_higher")
+
+
+def test_per_sample_gradients_sum_to_the_summed_loss_and_average_to_the_mean():
+    w = torch.tensor([1.0, -1.0], dtype=torch.float64)
+    X = torch.tensor([[0.0, 1.0], [2.0, 2.0], [1.0, 0.5]], dtype=torch.float64)
+    per = torch.func.vmap(torch.func.grad(lambda w, x: torch.sin(w @ x)), in_dims=(None, 0))(w, X)
+    total = torch.func.grad(lambda w: torch.sin(X @ w).sum())(w)
+    mean = torch.func.grad(lambda w: torch.sin(X @ w).mean())(w)
+    assert torch.allclose(per.sum(0), total) and torch.allclose(per.mean(0), mean)
+    assert not torch.allclose(per.sum(0), mean)
+    stated = "their sum is the gradient of the summed batch loss, their mean that of the mean loss"
+    assert stated in lesson("ch08_higher")
+
+
+def test_autograd_grad_without_create_graph_returns_a_tensor_without_history():
+    x = torch.tensor(1.0, requires_grad=True)
+    (first,) = torch.autograd.grad(torch.sin(x), x)
+    assert isinstance(first, torch.Tensor) and first.grad_fn is None and not first.requires_grad
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad"):
+        torch.autograd.grad(first, x)
+
+
+def test_embedding_has_its_own_backward_and_adds_like_indexing():
+    emb = torch.nn.Embedding(4, 2)
+    out = emb(torch.tensor([1, 1, 1, 3]))
+    assert type(out.grad_fn).__name__ == "EmbeddingBackward0"
+    out.sum().backward()
+    assert emb.weight.grad[:, 0].tolist() == [0.0, 3.0, 0.0, 1.0]
+    x = torch.zeros(4, requires_grad=True)
+    picked = x[torch.tensor([3, 3, 3, 0])]
+    assert type(picked.grad_fn).__name__ == "IndexBackward0"
+    picked.sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0, 0.0, 3.0]
+    assert "`nn.Embedding` is exactly this" not in lesson("ch05_shapes")
+
+
+def test_second_derivative_through_x_grad_needs_the_first_derivative_kept():
+    """second_derivative_cube's hint said to set x.grad = None between the two backward calls;
+    then x.grad.backward() has nothing to call. Kept in a variable first, it gives f'' alone."""
+    x = torch.tensor(2.0, requires_grad=True)
+    (x**3).backward(create_graph=True)
+    x.grad = None
+    with pytest.raises(AttributeError):
+        x.grad.backward()
+    x = torch.tensor(2.0, requires_grad=True)
+    (x**3).backward(create_graph=True)
+    g = x.grad
+    x.grad = None
+    g.backward()
+    assert x.grad.item() == 12.0
+    hint = registry.get("second_derivative_cube").wrong[0].hint
+    assert "g = x.grad" in hint and "between the two backward calls" not in hint

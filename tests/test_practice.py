@@ -16,7 +16,7 @@ import pytest
 from hostile import kit
 
 from autograder import registry
-from autograder.answer_key import _same, practice_params, reference
+from autograder.answer_key import _same, coinciding, practice_params, reference
 from autograder.judge import quietly
 from autograder.kinds import Number, Tensor
 from autograder.selfcheck import check
@@ -89,3 +89,46 @@ def test_outside_a_kernel_only_the_shown_values_are_judged() -> None:
     ex = registry.get("sum_rule")
     fb = check(ex.id, ex.reference(**ex.params))
     assert fb.verdict == "correct" and len(fb.variants) == 1
+
+
+SEED_001_LEARNER = """x = torch.tensor([x0], requires_grad=True)
+y = 2 * x
+z = y ** 2
+x.backward(z)
+dz_dx = x.grad"""
+
+
+def test_seed_001_learners_code_is_diagnosed_as_its_own_mistake() -> None:
+    """Reference set 001's `x.backward(z)` at the shown x0 = 1 prints 4, which is also the local
+    gradient 4x there; the practice values tell the two apart, so the learner's own code is
+    diagnosed as backward on the wrong tensor, and the shown value stays the seed's."""
+    ex = registry.get("chain_2x_squared")
+    assert ex.params == {"x0": 1.0}
+    fb = _in_kernel(ex, SEED_001_LEARNER)
+    assert fb.verdict == "wrong" and fb.misconception == "backward_wrong_tensor", fb
+    assert "x.backward(z)" in fb.explanation
+    typed = _in_kernel(ex, "dz_dx = 4.0")  # 4 typed in: a known mistake only where two coincide
+    assert typed.misconception is None, typed
+    local = _in_kernel(ex, "dz_dx = 2 * (2 * x0)")  # dz/dy alone, at every value
+    assert local.misconception == "local_gradient_only", local
+
+
+COINCIDING = [ex for ex in EXERCISES if coinciding(ex.id)]
+
+
+@pytest.mark.parametrize("ex", COINCIDING, ids=[ex.id for ex in COINCIDING])
+def test_mistakes_that_coincide_at_the_shown_values_are_told_apart(ex) -> None:
+    """The general rule (judge.believed): each of two wrong answers equal at the shown values,
+    answered at the shown and practice values, is diagnosed as itself; at the shown values
+    alone, the feedback says the two were not told apart."""
+    from autograder.answer_key import practice_check
+    from autograder.judge import judge
+    from autograder.plain import to_plain
+
+    values = [ex.params, *practice_params(ex.id)]
+    for w in ex.wrong:
+        fb = judge(practice_check(ex.id), [to_plain(quietly(w.value, **p)) for p in values])
+        assert fb.misconception == w.misconception and fb.explanation.startswith(w.explanation[:40]), w
+    a, _ = coinciding(ex.id)[0]
+    only_shown = judge(practice_check(ex.id), [to_plain(quietly(ex.wrong[a].value, **ex.params))])
+    assert "not tried" in only_shown.message

@@ -50,6 +50,15 @@ dz_dx = x.grad""",
         Wrong("chain_rule_dropped", lambda x0: 2.0,
               "That is dy/dx = 2 alone; the factor dz/dy from the squaring is missing.",
               "Which factor does the box z = y² contribute?"),
+        # reference set 001's own code, x.backward(z): x.grad = z·dx/dx = (2x)². At the shown
+        # x0 = 1 it equals 4x, the local gradient; the practice values tell the two apart
+        Wrong("backward_wrong_tensor", lambda x0: (2 * x0) ** 2,
+              "That is what x.backward(z) leaves in x.grad: backward() starts from the tensor it "
+              "is called on, here x, where dx/dx = 1, and the argument z is not the function to "
+              "differentiate but the upstream gradient that scales that 1. So x.grad holds the "
+              "value of z, not its derivative.",
+              "backward() differentiates the tensor it is called on. Which tensor is the function "
+              "here, and what should the call look like?"),
         Wrong("backward_wrong_tensor", lambda x0: 1.0,
               "That is what x.backward() leaves in x.grad: dx/dx = 1. backward() starts from the "
               "tensor it is called on, so to get dz/dx the call must start from z.",

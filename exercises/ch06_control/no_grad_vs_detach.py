@@ -73,7 +73,7 @@ c = a * q""",
               "Which inputs of b still require grad?"),
         Wrong("no_graph", table_with(analytic, a={"requires_grad": True, "grad_fn": "MulBackward0"}),
               "Inside torch.no_grad() nothing is recorded, even when the inputs require grad: a "
-              "comes out with requires_grad=False and no grad_fn, a plain number.",
+              "comes out with requires_grad=False and no grad_fn: a constant to autograd.",
               "What does no_grad switch off while its block runs?"),
         Wrong("requires_grad_propagation", table_with(analytic, c={"requires_grad": False, "grad_fn": None}),
               "a is untracked, but q is tracked, and one tracked input is enough: c = a * q is "

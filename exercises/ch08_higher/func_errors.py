@@ -104,7 +104,8 @@ edges = {
     analytic=analytic,
     wrong=(
         Wrong("func_grad_scalar", table_with(analytic, grad_vector={"raises": None, "value": None}),
-              "torch.func.grad differentiates a function with a single-number output. For "
+              "torch.func.grad differentiates a function whose output is a 0-dimensional "
+              "tensor (stricter than backward(), which takes any one-element tensor). For "
               "t**3 on a vector the output has one entry per input, so grad raises "
               "RuntimeError ('Expected f(*args) to return a scalar Tensor'). For the "
               "elementwise derivatives use .sum() inside the function, or jacrev / vjp.",

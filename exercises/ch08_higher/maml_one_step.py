@@ -57,7 +57,7 @@ w_new = w - alpha * g
     wrong=(
         Wrong("meta_create_graph", lambda w0, alpha: 2 * w0 * (1 - 2 * alpha),
               "This is 2w', the first-order approximation: without create_graph=True the "
-              "inner gradient f'(w) = 2w comes back as a plain number with no history, so "
+              "inner gradient f'(w) = 2w comes back as a tensor with no history, so "
               "autograd treats the step -αf'(w) as a constant and drops its slope -2α.",
               "Ask the inner torch.autograd.grad call to build a graph of its own result."),
         Wrong("detach_cuts_path", lambda w0, alpha: 2 * w0 * (1 - 2 * alpha) * (-2 * alpha),

@@ -63,7 +63,8 @@ second = [first.detach(), again]""",
               "y.backward(create_graph=True) followed by x.grad.backward(): the second "
               "backward adds f'' into the .grad that already holds f'.",
               "Use torch.autograd.grad for both steps (it returns the derivative instead of "
-              "adding it to .grad), or set x.grad = None between the two backward calls."),
+              "adding it to .grad), or keep the first derivative (g = x.grad), set "
+              "x.grad = None, and only then call g.backward()."),
         Wrong("value_not_derivative", lambda x0: [x0**3, 3 * x0**2],
               "Each entry is one derivative too low: f itself and then f'. The first "
               "autograd.grad call already gives f'; the second differentiates that result "
