@@ -75,7 +75,7 @@ from autograder.harness import mlp_backward_report, mlp_problem   # what the gra
 X, y, params = mlp_problem(seed, n, d, h, c)   # one such problem, to try yours on""",
     answer="mlp_backward",
     call=call("mlp_backward_report(mlp_backward, seed, n, d, h, c)"),
-    placeholder="def mlp_backward(X, y, W1, b1, W2, b2):\n    ...  # return dW1, db1, dW2, db2",
+    placeholder="def mlp_backward(X, y, W1, b1, W2, b2):\n    return ...  # dW1, db1, dW2, db2",
     solution="""def mlp_backward(X, y, W1, b1, W2, b2):
     N = X.shape[0]
     Z = X @ W1 + b1

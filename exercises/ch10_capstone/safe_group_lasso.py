@@ -64,7 +64,7 @@ gradient and `gradcheck` with torch's own norm.
 from autograder.harness import function_report   # what the grader runs""",
     answer="group_lasso",
     call=call("function_report(group_lasso, [W], torch.tensor(1.0, dtype=torch.float64), second=False)"),
-    placeholder="def group_lasso(W):\n    ...",
+    placeholder="def group_lasso(W):\n    return ...",
     solution="""def group_lasso(W):
     sq = (W ** 2).sum(0)
     safe = torch.where(sq > 0, sq, 1.0)           # the inner where: sqrt never sees a 0 ...

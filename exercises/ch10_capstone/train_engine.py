@@ -84,7 +84,7 @@ with the same training done by torch.
 from autograder.harness import engine_train_report   # what the grader runs""",
     answer="train_engine",
     call=call("engine_train_report(train_engine, seed, n, h, steps, lr)"),
-    placeholder="def train_engine(X, y, W1, b1, W2, b2, steps, lr):\n    ...  # return the list of losses",
+    placeholder="def train_engine(X, y, W1, b1, W2, b2, steps, lr):\n    return ...  # the list of losses",
     solution=ENGINE_SOLUTION.replace("class Value:", "# your Value from the engine exercise, repeated so this cell stands alone\nclass Value:")
     + """
 
