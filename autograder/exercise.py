@@ -41,10 +41,11 @@ class Require:
     hint: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Exercise:
-    id: str
-    chapter: int
+    # a unit's folder is its chapter and its file name its id: the registry fills both in
+    id: str = ""
+    chapter: int = 0
     title: str
     prompt: str  # Markdown with {{param}} fields; LaTeX braces are safe
     answer: str  # the variable (or function) name the student defines

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -76,9 +76,11 @@ def get(exercise_id: str) -> Exercise:
     if exercise_id not in paths:
         raise KeyError(exercise_id)
     ex = importlib.import_module(paths[exercise_id]).EXERCISE
-    if ex.id != exercise_id:
-        raise RuntimeError(f"{paths[exercise_id]} defines id {ex.id!r}; it must match the file name")
-    return ex
+    if ex.id or ex.chapter:
+        raise RuntimeError(f"{paths[exercise_id]} declares its id or chapter; both come from its "
+                           "path (exercises/chNN_slug/<id>.py), so leave them out")
+    number = int(_CHAPTER_DIR.fullmatch(paths[exercise_id].split(".")[1]).group(1))
+    return replace(ex, id=exercise_id, chapter=number)
 
 
 def ids() -> list[str]:

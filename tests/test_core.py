@@ -247,3 +247,24 @@ def test_no_wrong_answer_explanation_names_the_right_choice():
                         if re.search(rf"(?<![\w.]){re.escape(value)}(?!\w)", _redact(text, names)):
                             shown.append((ex.id, value))
     assert not shown, shown
+
+
+def test_an_exercise_takes_its_id_and_chapter_from_its_path(tmp_path, monkeypatch):
+    from autograder import registry
+
+    for ex in registry.all_exercises():
+        folder = next(ch for ch in registry.chapters() if ex.id in ch.exercise_ids())
+        assert ex.chapter == folder.number and (folder.path / f"{ex.id}.py").exists()
+    # a unit that declares them is refused with the reason
+    from dataclasses import replace
+
+    ex = registry.get("sum_rule")
+    module = __import__("exercises.ch01_graphs.sum_rule", fromlist=["EXERCISE"])
+    monkeypatch.setattr(module, "EXERCISE", replace(ex, id="sum_rule", chapter=1))
+    registry.get.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match="come from its path"):
+            registry.get("sum_rule")
+    finally:
+        monkeypatch.undo()
+        registry.get.cache_clear()

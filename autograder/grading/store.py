@@ -1,8 +1,12 @@
 """Where grades go: results files, the nbgrader gradebook, autograded notebooks, the CSV.
 
 Every file is written to a temporary name and renamed, so a SIGKILL leaves either the old
-file or the new one. The gradebook is SQLite: each submission is one transaction. The results
-file is written last and is what makes a submission count as graded on a re-run.
+file or the new one. The gradebook is SQLite, written through nbgrader's own API, whose
+``update_or_create_*`` calls commit on their own: a submission's rows take up to four commits
+(student, submission, scores, late penalty). A kill between them leaves a submission whose
+results file is not written yet, so the next run grades it again and overwrites those rows
+(``tests/test_hostile.py::test_sigkill_at_random_moments_loses_nothing``). The results file is
+written last and is what makes a submission count as graded on a re-run.
 """
 
 from __future__ import annotations

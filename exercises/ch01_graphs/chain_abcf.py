@@ -24,8 +24,6 @@ def analytic(a: float, b: float, c: float, f: float) -> list[float]:
 
 
 EXERCISE = Exercise(
-    id="chain_abcf",
-    chapter=1,
     title="The chain rule, one box at a time",
     prompt=r"""
 Take $e = ab$, $d = e + c$ and $L = d\,f$ with $a = {{a|pretty}}$, $b = {{b|pretty}}$,

@@ -24,8 +24,6 @@ def analytic(x: float, y: float, z: float) -> list[float]:
 
 
 EXERCISE = Exercise(
-    id="chain_xyz",
-    chapter=1,
     title="A two-box circuit",
     prompt=r"""
 Take $q = x + y$ and $f = q\,z$ with $x = {{x|pretty}}$, $y = {{y|pretty}}$, $z = {{z|pretty}}$

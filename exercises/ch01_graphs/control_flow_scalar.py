@@ -44,8 +44,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="control_flow_scalar",
-    chapter=1,
     title="d2l: a loop and a branch are in the graph",
     prompt=r"""
 *Dive into Deep Learning*'s example (section 2.5.4): a Python `while` loop and an `if` decide

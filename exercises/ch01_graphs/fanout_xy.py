@@ -19,8 +19,6 @@ def reference(x0: float, y0: float) -> torch.Tensor:
 
 
 EXERCISE = Exercise(
-    id="fanout_xy",
-    chapter=1,
     title="Fan-out: two arrows leave x",
     prompt=r"""
 Now $z = xy + x^2$, with `x = torch.tensor({{x0}}, requires_grad=True)` and

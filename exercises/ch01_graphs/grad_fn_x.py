@@ -21,8 +21,6 @@ def analytic(x0: float, y0: float) -> None:
 
 
 EXERCISE = Exercise(
-    id="grad_fn_x",
-    chapter=1,
     title="Does a leaf have a recipe?",
     prompt=r"""
 Same graph: `x` and `y` typed in, `z = x + y`. What is `x.grad_fn`? Give a class name as a

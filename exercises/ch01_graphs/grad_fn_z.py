@@ -20,8 +20,6 @@ def analytic(x0: float, y0: float) -> str:
 
 
 EXERCISE = Exercise(
-    id="grad_fn_z",
-    chapter=1,
     title="The recipe card of z",
     prompt=r"""
 With `x` and `y` as in the setup and `z = x + y`, what is `z.grad_fn`? Give the name of its

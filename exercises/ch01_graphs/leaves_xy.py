@@ -34,8 +34,6 @@ def finite_diff(x0: float, y0: float) -> dict:
 
 
 EXERCISE = Exercise(
-    id="leaves_xy",
-    chapter=1,
     title="Leaves hold the gradients",
     prompt=r"""
 Two tensors are typed in and added:

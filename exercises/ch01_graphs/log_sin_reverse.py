@@ -62,8 +62,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="log_sin_reverse",
-    chapter=1,
     title="d2l's f(x) = log(x²)·sin x + 1/x, backwards through its graph",
     prompt=r"""
 From the exercises of *Dive into Deep Learning* (section 2.5): let

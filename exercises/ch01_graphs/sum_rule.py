@@ -18,8 +18,6 @@ def reference(x0: float) -> torch.Tensor:
 
 
 EXERCISE = Exercise(
-    id="sum_rule",
-    chapter=1,
     title="Differentiate term by term",
     prompt=r"""
 Let $z = x^2 + 5x$ with `x = torch.tensor({{x0}}, requires_grad=True)`. After `z.backward()`,

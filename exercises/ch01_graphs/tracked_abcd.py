@@ -34,8 +34,6 @@ def analytic(a0: float, b0: float) -> dict:
 
 
 EXERCISE = Exercise(
-    id="tracked_abcd",
-    chapter=1,
     title="Tracked or not?",
     prompt=r"""
 ```python

@@ -37,8 +37,6 @@ def _scaled(k: float):  # noqa: ANN202
 
 
 EXERCISE = Exercise(
-    id="central_grad",
-    chapter=2,
     title="Write your own gradient checker",
     prompt=r"""
 Write `central_grad(f, x)`: given a function `f` that maps a 1-D float64 tensor to a scalar

@@ -25,8 +25,6 @@ def analytic(x0: float, h: float) -> list[float]:
 
 
 EXERCISE = Exercise(
-    id="difference_errors",
-    chapter=2,
     title="Forward or central difference?",
     prompt=r"""
 Take $f(x) = x^3$ at $x_0 = {{x0|pretty}}$ and the (deliberately large) step $h = {{h|pretty}}$.

@@ -63,8 +63,6 @@ def _flip(*names: str) -> Callable[..., dict]:
 
 
 EXERCISE = Exercise(
-    id="gradcheck_verdicts",
-    chapter=2,
     title="When does gradcheck pass?",
     prompt=r"""
 `torch.autograd.gradcheck(fn, (t,))` compares autograd's derivative of `fn` at `t` with a

@@ -39,8 +39,6 @@ def _replace(i: int, value: Callable[..., float]) -> Callable[..., list[float]]:
 
 
 EXERCISE = Exercise(
-    id="micrograd_grad",
-    chapter=2,
     title="Three partial derivatives by hand",
     prompt=r"""
 Karpathy's micrograd exercises open with

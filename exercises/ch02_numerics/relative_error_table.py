@@ -63,8 +63,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="relative_error_table",
-    chapter=2,
     title="Relative error, and what it tells you",
     prompt=r"""
 A gradient check compared autograd's gradient with a central-difference estimate for four

@@ -41,8 +41,6 @@ def analytic(a0: float, b0: float, c0: float) -> float:
 
 
 EXERCISE = Exercise(
-    id="step_size_best",
-    chapter=2,
     title="Is a smaller step always better?",
     prompt=r"""
 Back to $f(a, b, c) = -a^3 + \sin(3b) - \frac{1}{c} + b^{2.5} - a^{0.5}$ at

@@ -41,8 +41,6 @@ def _twice(vals: list[float], scale: float) -> list[float]:
 
 
 EXERCISE = Exercise(
-    id="accidental_nonleaf",
-    chapter=3,
     title="The parameter that is not a leaf",
     prompt=r"""
 Two ways to make a small "parameter" vector:

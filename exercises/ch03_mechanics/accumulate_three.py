@@ -21,8 +21,6 @@ def analytic(x0: float, n: int) -> float:
 
 
 EXERCISE = Exercise(
-    id="accumulate_three",
-    chapter=3,
     title="Backward, backward, backward",
     prompt=r"""
 ```python

@@ -21,8 +21,6 @@ def analytic(x0: float) -> str:
 
 
 EXERCISE = Exercise(
-    id="backward_twice_error",
-    chapter=3,
     title="Walking one graph twice, without permission",
     prompt=r"""
 A graph is built once and walked twice, and neither call says `retain_graph=True`:

@@ -35,8 +35,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="backward_twice_fix",
-    chapter=3,
     title="Fix it: two losses, one graph",
     prompt=r"""
 A function wants the gradient of two losses built on the same graph, $y = x^3$ and $2y$, added

@@ -65,8 +65,6 @@ def _none_fail(x: list[float]) -> dict:
 
 
 EXERCISE = Exercise(
-    id="backward_twice_which",
-    chapter=3,
     title="Which second backward fails?",
     prompt=r"""
 For each forward pass below, run

@@ -22,8 +22,6 @@ def analytic(vals: list[int]) -> str:
 MESSAGE = message_of(lambda: torch.tensor([1, 2, 3], requires_grad=True))
 
 EXERCISE = Exercise(
-    id="int_requires_grad_error",
-    chapter=3,
     title="A parameter made of integers: what the error protects",
     prompt=r"""
 ```python

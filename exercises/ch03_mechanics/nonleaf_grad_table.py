@@ -37,8 +37,6 @@ def finite_diff(x: list[float], k: float) -> dict:
 
 
 EXERCISE = Exercise(
-    id="nonleaf_grad_table",
-    chapter=3,
     title="Who keeps a .grad?",
     prompt=r"""
 ```python

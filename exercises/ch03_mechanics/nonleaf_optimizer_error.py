@@ -29,8 +29,6 @@ def analytic(vals: list[float]) -> str:
 MESSAGE = message_of(_snippet([0.5, -1.5, 2.0]))
 
 EXERCISE = Exercise(
-    id="nonleaf_optimizer_error",
-    chapter=3,
     title="Handing a non-leaf to an optimizer: what the error protects",
     prompt=r"""
 ```python

@@ -26,8 +26,6 @@ def finite_diff(x: list[float], k: float) -> torch.Tensor:
 
 
 EXERCISE = Exercise(
-    id="retain_grad_values",
-    chapter=3,
     title="Keeping a non-leaf's gradient",
     prompt=r"""
 ```python

@@ -21,8 +21,6 @@ def analytic(x0: float) -> float:
 
 
 EXERCISE = Exercise(
-    id="retain_graph_twice",
-    chapter=3,
     title="Walking one graph twice",
     prompt=r"""
 ```python

@@ -49,8 +49,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="zero_grad_fix",
-    chapter=3,
     title="Fix it: a training loop that never empties .grad",
     prompt=r"""
 This loop is meant to run `steps` steps of gradient descent on $L = (w - \text{target})^2$ and

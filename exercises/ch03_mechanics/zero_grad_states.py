@@ -46,8 +46,6 @@ def finite_diff(w: list[float]) -> dict:
 
 
 EXERCISE = Exercise(
-    id="zero_grad_states",
-    chapter=3,
     title="What zero_grad() leaves behind",
     prompt=r"""
 ```python

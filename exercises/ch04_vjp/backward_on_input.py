@@ -25,8 +25,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="backward_on_input",
-    chapter=4,
     title="backward() called on the wrong tensor",
     prompt=r"""
 Another student writes the chain above like this, and is puzzled by the result:

@@ -20,8 +20,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="chain_2x_squared",
-    chapter=4,
     title="dz/dx, the right way",
     prompt=r"""
 Let $y = 2x$ and $z = y^2$, starting from `x = torch.tensor([{{x0}}], requires_grad=True)`.

@@ -57,8 +57,6 @@ def analytic(a0: list[float]) -> list[float]:
 
 
 EXERCISE = Exercise(
-    id="control_flow_sum",
-    chapter=4,
     title="A loop and a branch in the graph",
     prompt=r"""
 ```python

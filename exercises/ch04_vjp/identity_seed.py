@@ -27,8 +27,6 @@ def analytic(lo: float, hi: float) -> list[float]:
 
 
 EXERCISE = Exercise(
-    id="identity_seed",
-    chapter=4,
     title="The derivative of y = z is 1, so why not ones?",
     prompt=r"""
 A student knows that $f(z) = z$ has derivative $1$ and tries it in PyTorch:

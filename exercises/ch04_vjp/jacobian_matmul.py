@@ -29,8 +29,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="jacobian_matmul",
-    chapter=4,
     title="The Jacobian of a matrix product",
     prompt=r"""
 Let $f(x) = A x$ with

@@ -47,8 +47,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="jacobian_rows",
-    chapter=4,
     title="Write it: the Jacobian, row by row",
     prompt=r"""
 Write a function `jacobian_rows(f, x)` that returns the Jacobian of `f` at `x` (shape

@@ -35,8 +35,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="jvp_column",
-    chapter=4,
     title="A one-hot tangent pushes forward one column",
     prompt=r"""
 Forward mode goes the other way. `torch.func.jvp` takes a *tangent* $u$ shaped like the input

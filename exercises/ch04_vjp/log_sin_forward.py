@@ -65,8 +65,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="log_sin_forward",
-    chapter=4,
     title="d2l's f(x) = log(x²)·sin x + 1/x, forwards",
     prompt=r"""
 Chapter 1 walked $f(x) = \log(x^2)\,\sin x + \frac1x$ backwards, from $f$ to $x$. *Dive into

@@ -29,8 +29,6 @@ def analytic(x0: list[float]) -> str:
 MESSAGE = message_of(_snippet([1.0, 2.0, 3.0]))
 
 EXERCISE = Exercise(
-    id="nonscalar_error",
-    chapter=4,
     title="A vector output with no seed: what the error protects",
     prompt=r"""
 ```python

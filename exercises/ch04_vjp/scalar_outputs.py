@@ -40,8 +40,6 @@ def finite_diff(lo: float, hi: float) -> dict:
 
 
 EXERCISE = Exercise(
-    id="scalar_outputs",
-    chapter=4,
     title="Sum first, and no seed is needed",
     prompt=r"""
 Two scalar outputs of the same `z`, each from a fresh `z`:

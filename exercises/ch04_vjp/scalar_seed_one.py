@@ -45,8 +45,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="scalar_seed_one",
-    chapter=4,
     title="A seed for a scalar: torch.tensor(1.)",
     prompt=r"""
 The forum answer ends with this snippet, "the same as" `y.backward()`:

@@ -24,8 +24,6 @@ def analytic(x0: list[float]) -> list[float]:
 
 
 EXERCISE = Exercise(
-    id="seed_is_output",
-    chapter=4,
     title="The output as its own seed",
     prompt=r"""
 Seen in real notebooks: "backward needs an argument, so give it `y`":

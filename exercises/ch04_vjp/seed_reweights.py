@@ -10,8 +10,6 @@ from ._common import square_seed_finite_diff as finite_diff
 from ._common import square_seed_reference as reference
 
 EXERCISE = Exercise(
-    id="seed_reweights",
-    chapter=4,
     title="A seed that weighs the outputs",
     prompt=r"""
 Same function, another seed:

@@ -50,8 +50,6 @@ def without_cos(fn, values):
         torch.cos, torch.Tensor.cos, math.cos, numpy.cos = saved'''
 
 EXERCISE = Exercise(
-    id="sin_autograd",
-    chapter=4,
     title="d2l: the derivative of sin, without cos",
     prompt=r"""
 From *Dive into Deep Learning* (section 2.5, exercise 2): "Let $f(x) = \sin(x)$. Plot the graph

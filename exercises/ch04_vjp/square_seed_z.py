@@ -27,8 +27,6 @@ def analytic(lo: float, hi: float) -> list[float]:
 
 
 EXERCISE = Exercise(
-    id="square_seed_z",
-    chapter=4,
     title="Feeding z back in as the seed",
     prompt=r"""
 A student wants the derivative of $y = z^2$ at five points and writes

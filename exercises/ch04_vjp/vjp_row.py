@@ -35,8 +35,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="vjp_row",
-    chapter=4,
     title="A one-hot seed pulls back one row",
     prompt=r"""
 Same $f(x) = Ax$, now through `torch.func.vjp`, which returns the output and a *pullback*

@@ -57,8 +57,6 @@ def analytic(x0: list[float], w0: float) -> dict:
 
 
 EXERCISE = Exercise(
-    id="which_backward_runs",
-    chapter=4,
     title="Which of these calls raise?",
     prompt=r"""
 With `x = torch.tensor({{x0}}, requires_grad=True)` (three numbers) and

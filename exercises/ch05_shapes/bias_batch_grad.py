@@ -45,8 +45,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="bias_batch_grad",
-    chapter=5,
     title="A bias shared by a whole batch",
     prompt=r"""
 A batch `X` of N rows goes through a layer with weights `W` (shape $2\times 3$)

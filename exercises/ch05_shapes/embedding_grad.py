@@ -44,8 +44,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="embedding_grad",
-    chapter=5,
     title="Embedding rows collect their tokens' gradients",
     prompt=r"""
 An embedding table maps each of 4 token ids to a row of 2 numbers. A batch of

@@ -60,8 +60,6 @@ def upstream_only(x: list, W: list, b: list) -> list[list[float]]:
 
 
 EXERCISE = Exercise(
-    id="linear_layer_wgrad",
-    chapter=5,
     title="The weight gradient of a linear layer",
     prompt=r"""
 A tiny layer with a ReLU: a row vector $x$ of two inputs, a $2\times 2$ weight matrix $W$ and a

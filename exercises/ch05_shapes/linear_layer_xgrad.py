@@ -35,8 +35,6 @@ def forward_value(x: list, W: list, b: list) -> list[float]:
 
 
 EXERCISE = Exercise(
-    id="linear_layer_xgrad",
-    chapter=5,
     title="The input gradient of a linear layer",
     prompt=r"""
 Same layer, same numbers: $z = xW + b$, $L = \sum_j \mathrm{ReLU}(z_j)$ with

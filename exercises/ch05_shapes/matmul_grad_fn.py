@@ -41,8 +41,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="matmul_grad_fn",
-    chapter=5,
     title="The gradient of a matrix product, as code",
     prompt=r"""
 For $C = AB$ with $A$ of shape $2\times 3$ and a square $B$ ($3\times 3$), the gradient arriving

@@ -35,8 +35,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="mse_mean_grad",
-    chapter=5,
     title="Mean squared error: where the 1/N goes",
     prompt=r"""
 ```python

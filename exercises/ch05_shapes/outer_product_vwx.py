@@ -36,8 +36,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="outer_product_vwx",
-    chapter=5,
     title="A matrix gradient is an outer product",
     prompt=r"""
 ```python

@@ -51,8 +51,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="repeated_index_grad",
-    chapter=5,
     title="An index used twice",
     prompt=r"""
 ```python

@@ -47,8 +47,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="xent_batch_fn",
-    chapter=5,
     title="Write the cross-entropy gradient yourself",
     prompt=r"""
 Write a function `xent_grad(logits, targets)` that returns the gradient of

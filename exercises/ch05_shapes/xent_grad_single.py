@@ -42,8 +42,6 @@ def prob_gradient(logits: list, target: int) -> list[float]:
 
 
 EXERCISE = Exercise(
-    id="xent_grad_single",
-    chapter=5,
     title="The gradient of cross-entropy",
     prompt=r"""
 One example with three classes:

@@ -88,8 +88,6 @@ def gradients_of(loss_fn):
     return torch.cat([weights.grad.flatten(), bias.grad])  # [dL/dw1, dL/dw2, dL/db]"""
 
 EXERCISE = Exercise(
-    id="xor_fix",
-    chapter=5,
     title="Fix it: a linear model of XOR that runs and has a loss",
     prompt=r"""
 A forum answer offers this "basic XOR gate" to explain autograd:

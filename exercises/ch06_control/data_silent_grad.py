@@ -32,8 +32,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="data_silent_grad",
-    chapter=6,
     title=".data: no error, wrong gradient",
     prompt=r"""
 ```python

@@ -34,8 +34,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="detach_cut",
-    chapter=6,
     title="Where detach cuts",
     prompt=r"""
 ```python

@@ -23,8 +23,6 @@ def analytic(x: list, k: float) -> str:
 
 
 EXERCISE = Exercise(
-    id="detach_inplace_error",
-    chapter=6,
     title="detach() tells autograd",
     prompt=r"""
 The same change, made through `detach()` instead of `.data`:

@@ -31,8 +31,6 @@ def analytic(a0: float, b0: float) -> dict:
 
 
 EXERCISE = Exercise(
-    id="graph_cutters",
-    chapter=6,
     title="Quiet graph cutters",
     prompt=r"""
 ```python

@@ -32,8 +32,6 @@ def analytic(w0: float, t0: float) -> str:
 MESSAGE = message_of(_snippet(2.0, 3.0))
 
 EXERCISE = Exercise(
-    id="inference_mode_error",
-    chapter=6,
     title="An inference tensor in a tracked product: what the error protects",
     prompt=r"""
 ```python

@@ -55,8 +55,6 @@ def analytic(x0: list) -> dict:
 
 
 EXERCISE = Exercise(
-    id="inplace_legal",
-    chapter=6,
     title="Which in-place changes are allowed?",
     prompt=r"""
 Each snippet starts from a fresh `x = torch.tensor({{x0}}, requires_grad=True)`:

@@ -41,8 +41,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="no_grad_detach_grads",
-    chapter=6,
     title="Which paths still carry gradient?",
     prompt=r"""
 ```python

@@ -33,8 +33,6 @@ def analytic(p0: float, q0: float) -> dict:
 
 
 EXERCISE = Exercise(
-    id="no_grad_vs_detach",
-    chapter=6,
     title="no_grad or detach?",
     prompt=r"""
 ```python

@@ -28,8 +28,6 @@ def analytic(w0: float, lr: float) -> dict:
 
 
 EXERCISE = Exercise(
-    id="out_of_place_update",
-    chapter=6,
     title="An update that turns w into something else",
     prompt=r"""
 ```python

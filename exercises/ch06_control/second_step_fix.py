@@ -67,8 +67,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="second_step_fix",
-    chapter=6,
     title="Fix it: the update that turned w into something else",
     prompt=r"""
 Here is the tempting update inside a loop, written as a function:

@@ -30,8 +30,6 @@ def _grad(w0: float, target: float) -> float:
 
 
 EXERCISE = Exercise(
-    id="sgd_step",
-    chapter=6,
     title="One step of gradient descent, by hand",
     prompt=r"""
 The setup cell makes a parameter `w` (a leaf that requires grad), computes

@@ -55,8 +55,6 @@ def grad_of_w(loss_fn):
     return w.grad'''
 
 EXERCISE = Exercise(
-    id="td_detach_fix",
-    chapter=6,
     title="Fix it: a detach on the wrong path",
     prompt=r"""
 A value $q(s) = w\,s$ is trained towards a target built from the *next* state,

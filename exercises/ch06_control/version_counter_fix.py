@@ -52,8 +52,6 @@ def grad_of(fn, values):
     return x.grad'''
 
 EXERCISE = Exercise(
-    id="version_counter_fix",
-    chapter=6,
     title="Fix it: an in-place scale that backward refuses",
     prompt=r"""
 This function scales a sigmoid in place, and `backward()` on its result raises a `RuntimeError`

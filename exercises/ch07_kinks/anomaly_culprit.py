@@ -37,8 +37,6 @@ def analytic(op: str, x: list[float]) -> str:
 
 
 EXERCISE = Exercise(
-    id="anomaly_culprit",
-    chapter=7,
     title="Who made the NaN?",
     prompt=r"""
 Anomaly detection checks every backward node's output and stops at the first NaN:

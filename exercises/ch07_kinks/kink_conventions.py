@@ -48,8 +48,6 @@ def analytic(a: float, slope: float) -> dict:
 # one-sided slopes (0.5 for relu, 0 for abs), not the convention each backward formula uses.
 
 EXERCISE = Exercise(
-    id="kink_conventions",
-    chapter=7,
     title="Seven spellings, one kink",
     prompt=r"""
 The setup cell defines seven functions `spellings[name](u)`. Away from $u = 0$ the first six

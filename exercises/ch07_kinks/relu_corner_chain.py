@@ -30,8 +30,6 @@ def analytic(x0: float) -> float:
 # That is not what autograd computes at a kink, so it cannot witness this answer.
 
 EXERCISE = Exercise(
-    id="relu_corner_chain",
-    chapter=7,
     title="The ReLU corner",
     prompt=r"""
 ```python

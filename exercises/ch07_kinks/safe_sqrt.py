@@ -62,8 +62,6 @@ def value_and_grad(fn, values):
     return torch.stack([y.detach(), grad])'''
 
 EXERCISE = Exercise(
-    id="safe_sqrt",
-    chapter=7,
     title="Write a square root that is safe in both directions",
     prompt=r"""
 Write a function `safe_sqrt(x)` that returns $\sqrt{x}$ where $x > 0$ and $0$ where

@@ -59,8 +59,6 @@ def _draw(rng) -> dict:
 # difference of the overflowing loss is inf - inf.
 
 EXERCISE = Exercise(
-    id="softmax_overflow",
-    chapter=7,
     title="Softmax at a huge logit",
     prompt=r"""
 Cross-entropy of the logits `z = torch.tensor({{z}}, requires_grad=True)` (float32) for the

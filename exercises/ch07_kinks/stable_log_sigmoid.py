@@ -54,8 +54,6 @@ def _draw(rng) -> dict:
 # produces, and a finite difference of the saturated loss is NaN - NaN, not a witness.
 
 EXERCISE = Exercise(
-    id="stable_log_sigmoid",
-    chapter=7,
     title="A loss that overflows, and one that does not",
     prompt=r"""
 The log-probability of class 0 under a sigmoid model is $\log(1 - \sigma(x))$. Two ways to

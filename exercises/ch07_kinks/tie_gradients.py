@@ -48,8 +48,6 @@ def _both(row_fn):
 # in each coordinate sees one-sided slopes and gives 0.5 or 1 depending on the direction.
 
 EXERCISE = Exercise(
-    id="tie_gradients",
-    chapter=7,
     title="Who gets the gradient of a tied maximum?",
     prompt=r"""
 The maximum of `x = torch.tensor({{x}}, requires_grad=True)` appears more than once. Compute

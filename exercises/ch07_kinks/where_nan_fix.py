@@ -70,8 +70,6 @@ def value_and_grad(fn, values):
     return torch.stack([y.detach(), grad])'''
 
 EXERCISE = Exercise(
-    id="where_nan_fix",
-    chapter=7,
     title="Fix it: a sinc whose gradient is NaN at 0",
     prompt=r"""
 $\mathrm{sinc}(x) = \frac{\sin x}{x}$, with the value $1$ at $x = 0$, is smooth everywhere; its

@@ -36,8 +36,6 @@ def _draw(rng) -> dict:
 # the question is what autograd's formulas produce there, not a limit of slopes.
 
 EXERCISE = Exercise(
-    id="where_nan_trap",
-    chapter=7,
     title="torch.where does not guard the backward pass",
     prompt=r"""
 A "safe" square root that returns 0 for non-positive inputs:

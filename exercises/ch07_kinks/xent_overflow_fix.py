@@ -49,8 +49,6 @@ def grad_of_loss(loss_fn):
     return z.grad'''
 
 EXERCISE = Exercise(
-    id="xent_overflow_fix",
-    chapter=7,
     title="Fix it: a cross-entropy that overflows",
     prompt=r"""
 This hand-written cross-entropy is right on paper, and returns NaN gradients as soon as one

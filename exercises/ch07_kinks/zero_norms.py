@@ -64,8 +64,6 @@ def _draw(rng) -> dict:
 # slope exists there; what matters is which convention each formula lands on.
 
 EXERCISE = Exercise(
-    id="zero_norms",
-    chapter=7,
     title="Norms at zero",
     prompt=r"""
 `X = torch.tensor({{X}}, requires_grad=True)` has a row of zeros. Three losses each add up the

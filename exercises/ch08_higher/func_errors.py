@@ -63,8 +63,6 @@ def outcome(call):
         return {"raises": type(e).__name__, "value": None}"""
 
 EXERCISE = Exercise(
-    id="func_errors",
-    chapter=8,
     title="torch.func and autograd at the edges",
     prompt=r"""
 Four calls, with `x0 = {{x0}}`, `xs = {{xs}}` and `c = {{c}}`:

@@ -29,8 +29,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="hessian_cubes",
-    chapter=8,
     title="A Hessian, row by row",
     prompt=r"""
 Let $f(x) = \sum_i x_i^3$ at `x = torch.tensor({{x}}, requires_grad=True)`. Compute the

@@ -31,8 +31,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="hessian_quadratic",
-    chapter=8,
     title="The Hessian of a quadratic form",
     prompt=r"""
 Let $f(x) = x^\top M x$ with `M = torch.tensor({{M}})` (not symmetric) at

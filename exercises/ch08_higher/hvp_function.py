@@ -52,8 +52,6 @@ x = torch.tensor(x_values, dtype=torch.float64, requires_grad=True)
 v = torch.tensor(v_values, dtype=torch.float64)"""
 
 EXERCISE = Exercise(
-    id="hvp_function",
-    chapter=8,
     title="Write a Hessian-vector product",
     prompt=r"""
 A Hessian-vector product $Hv$ costs two backward passes, whatever the size of $H$: take the

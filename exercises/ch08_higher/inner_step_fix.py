@@ -88,8 +88,6 @@ LOSSES = {
 loss_fn = LOSSES[{{loss}}]   # the grader also uses the other losses"""
 
 EXERCISE = Exercise(
-    id="inner_step_fix",
-    chapter=8,
     title="Fix it: the gradient through the inner step",
     prompt=r"""
 Here is the post's code as a function of the loss, and it prints the wrong gradient:

@@ -55,8 +55,6 @@ SETUP = """import torch.nn.functional as F
 x0, y, step, a = {{x0}}, {{y}}, {{step}}, {{a}}"""
 
 EXERCISE = Exercise(
-    id="inner_step_meta",
-    chapter=8,
     title="The gradient through an inner update step",
     prompt=r"""
 A forum post asks why PyTorch disagrees with a hand calculation. The model predicts $aX$ for

@@ -29,8 +29,6 @@ def analytic(w0: float, alpha: float) -> float:
 
 
 EXERCISE = Exercise(
-    id="maml_one_step",
-    chapter=8,
     title="Differentiate through one step of gradient descent",
     prompt=r"""
 A one-step meta-learning (MAML) toy: inner loss $f(w) = w^2$, one inner gradient step

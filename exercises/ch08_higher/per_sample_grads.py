@@ -46,8 +46,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="per_sample_grads",
-    chapter=8,
     title="Per-sample gradients with vmap",
     prompt=r"""
 A linear model with squared error on one sample: `loss(w, x, y) = (w @ x - y) ** 2`. The batch

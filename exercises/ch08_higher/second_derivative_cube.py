@@ -33,8 +33,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="second_derivative_cube",
-    chapter=8,
     title="A derivative of a derivative",
     prompt=r"""
 Let $f(x) = x^3$ at `x = torch.tensor({{x0}}, requires_grad=True)`. Use autograd (not the

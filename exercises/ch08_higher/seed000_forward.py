@@ -44,8 +44,6 @@ def _draw(rng) -> dict:
 
 
 EXERCISE = Exercise(
-    id="seed000_forward",
-    chapter=8,
     title="The forward pass of one inner step",
     prompt=r"""
 A forum post builds a prediction that takes one inner gradient step first:

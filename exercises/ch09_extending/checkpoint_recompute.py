@@ -54,8 +54,6 @@ def _cut(x: list) -> dict:
 
 
 EXERCISE = Exercise(
-    id="checkpoint_recompute",
-    chapter=9,
     title="Checkpointing: what it recomputes, what it returns",
     prompt=r"""
 

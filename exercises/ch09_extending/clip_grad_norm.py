@@ -56,8 +56,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="clip_grad_norm",
-    chapter=9,
     title="What clip_grad_norm_ returns and does",
     prompt=r"""
 Two parameters have the gradients `w1.grad = {{g1}}` and `w2.grad = {{g2}}`; then

@@ -46,8 +46,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="clip_hook",
-    chapter=9,
     title="Clip a gradient on its way, then remove the hook",
     prompt=r"""
 Write a function `attach_clip(w, c)` that registers a hook on the leaf `w` which clips each

@@ -50,8 +50,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="dual_jvp",
-    chapter=9,
     title="A Jacobian-vector product with dual numbers",
     prompt=r"""
 Write `jvp_dual(f, x, v)` that returns $J_f(x)\,v$ with forward-mode AD, using

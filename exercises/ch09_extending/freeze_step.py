@@ -48,8 +48,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="freeze_step",
-    chapter=9,
     title="Frozen parameters and parameter groups",
     prompt=r"""
 

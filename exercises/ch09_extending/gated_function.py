@@ -85,8 +85,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="gated_function",
-    chapter=9,
     title="A fused op of two inputs: x · sigmoid(y)",
     prompt=r"""
 Gated layers (GLU, SwiGLU) multiply one tensor by a squashed other: $\mathrm{out} = x \odot

@@ -54,8 +54,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="grad_accumulation",
-    chapter=9,
     title="Accumulate gradients over micro-batches",
     prompt=r"""
 A batch of 6 examples does not fit in memory, so you split it into `k` equal micro-batches

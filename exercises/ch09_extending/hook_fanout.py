@@ -49,8 +49,6 @@ def _per_use(x0: float, a: float, b: float) -> dict:
 
 
 EXERCISE = Exercise(
-    id="hook_fanout",
-    chapter=9,
     title="What a hook sees at fan-out",
     prompt=r"""
 Before running anything:

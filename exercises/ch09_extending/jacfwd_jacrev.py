@@ -57,8 +57,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="jacfwd_jacrev",
-    chapter=9,
     title="When jacfwd beats jacrev",
     prompt=r"""
 `torch.func.jacfwd(f)` builds the Jacobian from Jacobian-vector products (forward

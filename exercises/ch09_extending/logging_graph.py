@@ -48,8 +48,6 @@ def analytic(n: int, w0: float) -> dict:
 
 
 EXERCISE = Exercise(
-    id="logging_graph",
-    chapter=9,
     title="Why memory grows: a running total of losses",
     prompt=r"""
 A loop logs the running loss of {{n}} iterations, in three ways (`w` requires grad;

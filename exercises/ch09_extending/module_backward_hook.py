@@ -58,8 +58,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="module_backward_hook",
-    chapter=9,
     title="What a module backward hook receives",
     prompt=r"""
 

@@ -38,8 +38,6 @@ def finite_diff(w0: float, lr: float, mu: float) -> dict:
 
 
 EXERCISE = Exercise(
-    id="none_vs_zero_step",
-    chapter=9,
     title="None or zeros: what the next step does",
     prompt=r"""
 The same code runs twice, once with `set_to_none=True` (row `"none"`) and once with

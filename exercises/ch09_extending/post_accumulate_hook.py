@@ -42,8 +42,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="post_accumulate_hook",
-    chapter=9,
     title="Before and after accumulation",
     prompt=r"""
 

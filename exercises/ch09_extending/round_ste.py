@@ -47,8 +47,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="round_ste",
-    chapter=9,
     title="Straight through round(), with detach",
     prompt=r"""
 `torch.round` has gradient 0 almost everywhere, so nothing before it learns. Write

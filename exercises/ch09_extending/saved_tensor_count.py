@@ -89,8 +89,6 @@ def square_relu(t):          # n steps of t * t + relu(t)
     return t"""
 
 EXERCISE = Exercise(
-    id="saved_tensor_count",
-    chapter=9,
     title="Count what the graph saves",
     prompt=r"""
 Write `count_saved(fn, x)`: run `fn(x)` inside `torch.autograd.graph.saved_tensors_hooks`

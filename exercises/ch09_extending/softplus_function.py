@@ -79,8 +79,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="softplus_function",
-    chapter=9,
     title="A numerically stable softplus, forward and backward",
     prompt=r"""
 $\mathrm{softplus}(x) = \log(1 + e^x)$ is a smooth relu. Written as it reads, it overflows:

@@ -85,8 +85,6 @@ g = torch.tensor({{g}}, dtype=torch.float64)   # the gradient arriving at the ou
 from autograder.harness import function_report   # what the grader runs"""
 
 EXERCISE = Exercise(
-    id="square_function_fix",
-    chapter=9,
     title="Fix BuggySquare (fix-it)",
     prompt=r"""
 Chapter 2's `BuggySquare` failed `gradcheck`:

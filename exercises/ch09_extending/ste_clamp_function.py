@@ -75,8 +75,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="ste_clamp_function",
-    chapter=9,
     title="A clamp with a straight-through backward",
     prompt=r"""
 Quantisation-aware training clamps (or rounds) values in the forward pass, but wants the

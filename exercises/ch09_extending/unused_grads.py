@@ -41,8 +41,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="unused_grads",
-    chapter=9,
     title="Gradients that are not there",
     prompt=r"""
 

@@ -35,8 +35,6 @@ EXPLAIN = ("{which} a and b feed two nodes each, d = a·b and e = a + b, so each
            "arrives last, and which one that is depends on the order of the walk.")
 
 EXERCISE = Exercise(
-    id="fanout_by_hand",
-    chapter=10,
     title="Fan-out: two uses, two contributions",
     prompt=r"""
 Take $a = {{a|pretty}}$, $b = {{b|pretty}}$, and build $d = a\,b$, $e = a + b$, $f = d\,e$.

@@ -105,8 +105,6 @@ BUG_TEXT = {
 }
 
 EXERCISE = Exercise(
-    id="fix_training_loop",
-    chapter=10,
     title="Fix the training loop (fix-it)",
     points=4,
     prompt=r"""

@@ -42,8 +42,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="group_lasso_nan",
-    chapter=10,
     title="A torch.where that NaNs",
     prompt=r"""
 The loop you will repair adds a group-lasso penalty, $\lambda \sum_j \lVert W_{:, j} \rVert$,

@@ -49,8 +49,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="mlp_backward",
-    chapter=10,
     title="The MLP's backward, by hand",
     points=3,
     prompt=r"""

@@ -46,8 +46,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="neuron_by_hand",
-    chapter=10,
     title="Backpropagate through one neuron by hand",
     prompt=r"""
 A neuron with two inputs: $n = x_1 w_1 + x_2 w_2 + b$ and $o = \tanh(n)$, with

@@ -47,8 +47,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="safe_group_lasso",
-    chapter=10,
     title="Repair the penalty (fix-it)",
     points=2,
     prompt=r"""

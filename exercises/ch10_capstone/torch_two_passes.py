@@ -32,8 +32,6 @@ def finite_diff(x0, h=1e-6):
 
 
 EXERCISE = Exercise(
-    id="torch_two_passes",
-    chapter=10,
     title="Two backward passes in torch",
     prompt=r"""
 The engine you built zeroes every gradient when `backward()` starts, so two passes give the

@@ -57,8 +57,6 @@ def _with(**kw):
 
 
 EXERCISE = Exercise(
-    id="train_engine",
-    chapter=10,
     title="Train the MLP on your engine",
     points=3,
     prompt=r"""

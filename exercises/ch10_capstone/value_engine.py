@@ -116,8 +116,6 @@ def _local_wrong(op: str) -> Wrong:
 
 
 EXERCISE = Exercise(
-    id="value_engine",
-    chapter=10,
     title="Build the engine: a scalar Value with backward()",
     points=4,
     prompt=r"""

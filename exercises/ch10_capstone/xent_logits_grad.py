@@ -45,8 +45,6 @@ def draw(rng: random.Random) -> dict:
 
 
 EXERCISE = Exercise(
-    id="xent_logits_grad",
-    chapter=10,
     title="Cross-entropy's gradient at the logits",
     prompt=r"""
 One example with logits $z = {{z|pretty}}$ and true class $t = {{t}}$ (counting from 0). Its

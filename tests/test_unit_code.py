@@ -1,0 +1,30 @@
+"""The code inside exercise units (setup and solution strings) is linted like the rest."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from autograder import registry
+
+RUFF = Path(sys.executable).parent / "ruff"
+# setups import names for the student (F401); answer cells are notebook cells (E402, E702)
+RULES = ["--select", "E,F,W", "--ignore", "E501,E702,E731,E741,E402,F401"]
+
+
+def test_setup_and_solution_code_pass_the_linter(tmp_path: Path) -> None:
+    for ex in registry.all_exercises():
+        # as the notebook runs it: the first cell's import, the setup, then the answer cell
+        (tmp_path / f"{ex.id}.py").write_text(
+            "import torch  # noqa: F401\n\n" + ex.setup_code(ex.params) + "\n\n" + ex.solution + "\n")
+    run = subprocess.run([str(RUFF), "check", "--no-cache", "--isolated", *RULES,
+                          "--output-format", "concise", str(tmp_path)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout
+
+
+def test_the_linter_check_can_fail(tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_text("x = undefined_name + 1\n")
+    run = subprocess.run([str(RUFF), "check", "--no-cache", "--isolated", *RULES, str(tmp_path)],
+                         capture_output=True, text=True)
+    assert run.returncode == 1 and "F821" in run.stdout
