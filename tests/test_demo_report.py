@@ -235,7 +235,7 @@ def test_report_without_results_says_what_to_do(tmp_path, capsys):
 
 
 def _cell(nb, grade_id: str):
-    return next((c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id),
+    return next((c for c in nb.cells if grade_id(c) == grade_id),
                 None)
 
 

@@ -29,7 +29,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import nbjson
 
-from .. import registry
+from .. import nbcells, registry
 from ..answer_key import reference, run_at, wrong_values
 from ..build import course as build
 from ..exercise import Exercise
@@ -252,7 +252,7 @@ def class_plan(exs: list[Exercise], students: int, seed: int) -> dict[str, dict]
 
 def _cell_index(nb: NotebookNode, grade_id: str) -> int | None:
     for i, cell in enumerate(nb.cells):
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+        if nbcells.grade_id(cell) == grade_id:
             return i
     return None
 
