@@ -42,7 +42,7 @@ SEED = 7
 ])
 def test_literal_reads_back_as_the_same_plain_value(value):
     p = to_plain(value)
-    assert to_plain(demo._value_of(demo.literal(p))) == p
+    assert to_plain(demo._value_of(demo.plain_source(p))) == p
 
 
 @pytest.mark.parametrize("ex", ALL, ids=[ex.id for ex in ALL])

@@ -22,7 +22,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from autograder import registry
 from autograder.build import cells
 from autograder.contract import Ready, parse_message
-from autograder.grading import feedback, forkserver, scoring, store, submission
+from autograder.grading import feedback_pages as feedback
+from autograder.grading import forkserver, scoring, store, submission
 from autograder.grading.forkserver import Outcome
 from autograder.grading.submission import Submission, Unreadable
 from autograder.nbcells import grade_id, is_grade

@@ -245,7 +245,7 @@ def _stored(course_dir: Path, gb: Any, done: Regraded, sources: dict, late: Any,
 
 def _feedback(course_dir: Path, results: list[SubmissionResult]) -> None:
     """Rewrite the feedback pages ``gradtutor feedback`` wrote for these submissions."""
-    from . import feedback
+    from . import feedback_pages as feedback
 
     for result in store.reconcile(course_dir, results):
         folder = course_dir / "feedback" / result["student"] / result["assignment"]
