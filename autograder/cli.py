@@ -119,7 +119,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("feedback", help="write per-student feedback HTML (verdict, misconception, "
                                         "hint; never the hidden values or answers)")
     p.add_argument("course_dir", type=Path, help="a graded course folder")
-    p.set_defaults(run=_lazy("autograder.grading.feedback:feedback_cli"))
+    p.set_defaults(run=_lazy("autograder.grading.feedback_pages:feedback_cli"))
 
     p = sub.add_parser("runtime", help="write the student runtime wheel: self-checks at the shown "
                                        "values, drawings and widgets, without the answer key")

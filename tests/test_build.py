@@ -11,6 +11,7 @@ import pytest
 from autograder import registry
 from autograder.build import course
 from autograder.build.lesson import parse
+from autograder.nbcells import grade_id
 
 REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = registry.chapters()
@@ -55,13 +56,13 @@ def test_no_orphan_generated_notebooks():
 def test_source_notebook_metadata_is_generated_and_valid(chapter):
     nb = course.source_notebook(chapter)  # runs nbgrader's MetadataValidator
     assert "jupytext" not in nb.metadata
-    grade_ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if "nbgrader" in c.metadata]
+    grade_ids = [grade_id(c) for c in nb.cells if "nbgrader" in c.metadata]
     assert len(grade_ids) == len(set(grade_ids))
     exercises = chapter.exercise_ids()
     assert exercises, "a chapter poses exercises"
     for eid in exercises:
         ex = registry.get(eid)
-        grade_cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == eid)
+        grade_cell = next(c for c in nb.cells if grade_id(c) == eid)
         assert grade_cell.metadata["nbgrader"]["points"] == ex.points
         assert "### BEGIN HIDDEN TESTS" in grade_cell.source
 

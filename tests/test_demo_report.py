@@ -42,7 +42,7 @@ SEED = 7
 ])
 def test_literal_reads_back_as_the_same_plain_value(value):
     p = to_plain(value)
-    assert to_plain(demo._value_of(demo.literal(p))) == p
+    assert to_plain(demo._value_of(demo.plain_source(p))) == p
 
 
 @pytest.mark.parametrize("ex", ALL, ids=[ex.id for ex in ALL])
@@ -235,7 +235,7 @@ def test_report_without_results_says_what_to_do(tmp_path, capsys):
 
 
 def _cell(nb, grade_id: str):
-    return next((c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id),
+    return next((c for c in nb.cells if grade_id(c) == grade_id),
                 None)
 
 

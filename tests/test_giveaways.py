@@ -56,6 +56,7 @@ from nbclient import NotebookClient
 
 from autograder import registry
 from autograder.kinds import Bool, Choice, Number, Table, Tensor
+from autograder.nbcells import grade_id
 
 REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = registry.chapters()
@@ -289,7 +290,7 @@ def _shows_name(text: str, name: str) -> bool:
 
 def answer_index(nb: nbformat.NotebookNode, eid: str) -> int:
     for i, cell in enumerate(nb.cells):
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == f"{eid}-answer":
+        if grade_id(cell) == f"{eid}-answer":
             return i
     raise LookupError(f"{eid}: no answer cell")
 

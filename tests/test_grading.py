@@ -22,9 +22,11 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from autograder import registry
 from autograder.build import cells
 from autograder.contract import Ready, parse_message
-from autograder.grading import feedback, forkserver, scoring, store, submission
+from autograder.grading import feedback_pages as feedback
+from autograder.grading import forkserver, scoring, store, submission
 from autograder.grading.forkserver import Outcome
 from autograder.grading.submission import Submission, Unreadable
+from autograder.nbcells import grade_id, is_grade
 from autograder.plain import to_plain
 from autograder.sandbox.limits import Limits, uid_block
 from autograder.sandbox.zygote import Snapshot
@@ -74,7 +76,7 @@ def test_locked_cells_are_restored_and_answers_kept() -> None:
     src = source_nb()
     sub = json.loads(nbformat.writes(src))
     for c in sub["cells"]:
-        gid = c["metadata"].get("nbgrader", {}).get("grade_id")
+        gid = grade_id(c)
         if gid == EX.id:
             c["source"] = "1.0  # forged"
         if gid == f"{EX.id}-answer":
@@ -82,7 +84,7 @@ def test_locked_cells_are_restored_and_answers_kept() -> None:
     out = submission.sanitise(nbformat.from_dict(sub).cells, src)
     by_id = {c.grade_id: c for c in out if c.grade_id}
     assert by_id[EX.id].source == next(c.source for c in src.cells
-                                       if c.metadata.get("nbgrader", {}).get("grade_id") == EX.id)
+                                       if grade_id(c) == EX.id)
     assert by_id[f"{EX.id}-answer"].source == "my answer"
     assert by_id[EX.id].exercise == EX.id
 
@@ -90,7 +92,7 @@ def test_locked_cells_are_restored_and_answers_kept() -> None:
 def test_deleted_grade_cell_comes_back_after_its_answer() -> None:
     src = source_nb()
     sub = nbformat.from_dict(json.loads(nbformat.writes(src)))
-    sub.cells = [c for c in sub.cells if c.metadata.get("nbgrader", {}).get("grade_id") != EX.id]
+    sub.cells = [c for c in sub.cells if grade_id(c) != EX.id]
     out = submission.sanitise(sub.cells, src)
     assert ids(out).index(EX.id) == ids(out).index(f"{EX.id}-answer") + 1
 
@@ -98,7 +100,7 @@ def test_deleted_grade_cell_comes_back_after_its_answer() -> None:
 def test_duplicates_keep_the_last_and_retyped_cells_are_restored() -> None:
     src = source_nb()
     sub = nbformat.from_dict(json.loads(nbformat.writes(src)))
-    at = next(i for i, c in enumerate(sub.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == EX.id)
+    at = next(i for i, c in enumerate(sub.cells) if grade_id(c) == EX.id)
     grade_cell = sub.cells[at]
     copy = nbformat.from_dict(json.loads(json.dumps(grade_cell)))
     sub.cells.insert(1, copy)  # an early forged copy
@@ -273,7 +275,7 @@ def test_autograded_notebook_is_valid_nbformat_with_the_verdict(tmp_path: Path) 
     store.write_autograded(tmp_path, sub, nb)
     written = nbformat.read(tmp_path / "autograded" / "ann" / "ch" / "nb.ipynb", as_version=4)
     nbformat.validate(written)
-    graded = [c for c in written.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    graded = [c for c in written.cells if is_grade(c)]
     assert [c.metadata.nbgrader.grade_id for c in graded] == [EX.id]
     (stream, points) = graded[0].outputs
     assert stream.text.startswith("correct: ") and points.data["text/plain"] == f"{EX.points:g}"

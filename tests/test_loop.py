@@ -26,6 +26,7 @@ from autograder.answer_key import fingerprint, grader_fingerprint, run_at
 from autograder.contract import read_result
 from autograder.grading import analysis, export, regrade, report, sheet, store
 from autograder.grading.scoring import judged
+from autograder.nbcells import grade_id
 
 REPO = Path(__file__).resolve().parents[1]
 CHAPTER = registry.chapters()[0]
@@ -407,7 +408,7 @@ def graded_demo(tmp_path_factory) -> Path:
         path = course / "submitted" / student / CHAPTER.slug / f"{CHAPTER.slug}.ipynb"
         nb = json.loads(path.read_text())
         cell = next(c for c in nb["cells"]
-                    if c["metadata"].get("nbgrader", {}).get("grade_id") == "chain_xyz-answer")
+                    if grade_id(c) == "chain_xyz-answer")
         cell["source"] = ALL_Z
         path.write_text(json.dumps(nb))
     done = _cli("grade", str(course), "--workers", "2")
@@ -491,7 +492,7 @@ def test_regrade_after_a_new_wrong_answer_diagnoses_it(graded_demo, tmp_path) ->
     graded = json.loads((course / "autograded" / "student001" / CHAPTER.slug /
                          f"{CHAPTER.slug}.ipynb").read_text())
     cell = next(c for c in graded["cells"]
-                if c["metadata"].get("nbgrader", {}).get("grade_id") == "chain_xyz")
+                if grade_id(c) == "chain_xyz")
     assert "every_input_gets_z" in "".join(cell["outputs"][0]["text"])
     done = _cli("report", str(course), units=units)
     assert done.returncode == 0
@@ -519,7 +520,7 @@ def test_regrade_after_a_points_change_scores_out_of_the_new_maximum(graded_demo
         assert gb.find_grade_cell("chain_xyz", CHAPTER.slug, CHAPTER.slug).max_score == 3.0
     source = json.loads((course / "source" / CHAPTER.slug / f"{CHAPTER.slug}.ipynb").read_text())
     cell = next(c for c in source["cells"]
-                if c["metadata"].get("nbgrader", {}).get("grade_id") == "chain_xyz")
+                if grade_id(c) == "chain_xyz")
     assert cell["metadata"]["nbgrader"]["points"] == 3.0
     scores = store.gradebook_scores(course)
     for (student, eid), e in _entries(course).items():

@@ -27,6 +27,7 @@ from nbformat.v4 import new_code_cell
 from autograder import registry
 from autograder.build import course as build
 from autograder.grading.store import gradebook_scores
+from autograder.nbcells import grade_id, is_grade
 
 pytestmark = pytest.mark.slow
 GRADTUTOR = str(Path(sys.executable).parent / "gradtutor")
@@ -241,8 +242,8 @@ def test_every_chapter_releases_through_nbgrader() -> None:
     nbgrader is not re-run here): every exercise has its grade cell, nothing hidden leaks."""
     for chapter in registry.chapters():
         released = nbformat.read(build.REPO / "notebooks" / f"{chapter.slug}.ipynb", as_version=4)
-        grade_ids = {c.metadata["nbgrader"]["grade_id"] for c in released.cells
-                     if c.metadata.get("nbgrader", {}).get("grade")}
+        grade_ids = {grade_id(c) for c in released.cells
+                     if is_grade(c)}
         assert set(chapter.exercise_ids()) <= grade_ids, chapter.slug
         text = nbformat.writes(released)
         assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text

@@ -10,6 +10,7 @@ import pytest
 from nbclient import NotebookClient
 
 from autograder import registry
+from autograder.nbcells import grade_id
 
 REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = registry.chapters()
@@ -34,8 +35,8 @@ def text_of(cell) -> str:
 
 def check_cells(nb) -> dict[str, object]:
     ids = set(registry.ids())
-    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells
-            if c.metadata.get("nbgrader", {}).get("grade_id") in ids}
+    return {grade_id(c): c for c in nb.cells
+            if grade_id(c) in ids}
 
 
 def assert_no_errors(nb) -> None:

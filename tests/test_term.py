@@ -20,6 +20,7 @@ import pytest
 from hostile import kit
 
 from autograder.build.course import REPO
+from autograder.nbcells import grade_id
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
@@ -249,7 +250,7 @@ def test_the_formgraders_notebook_shows_what_a_teaching_assistant_needs(tmp_path
     kit.submit(course, "ta_view", chapter, kit.answered(released, answer))
     _instructor(course, "grade", str(course), tool="gradtutor")
     nb = nbformat.read(course / "autograded" / "ta_view" / chapter.slug / f"{chapter.slug}.ipynb", as_version=4)
-    by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    by_id = {grade_id(c): c for c in nb.cells}
     text = by_id[wrong.id].outputs[0]["text"]
     assert text.startswith("wrong: ") and "Likely misconception: " in text and "Hint: " in text
     assert f"Points: 0 of {wrong.points:g}" in text

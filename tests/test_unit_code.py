@@ -28,3 +28,17 @@ def test_the_linter_check_can_fail(tmp_path: Path) -> None:
     run = subprocess.run([str(RUFF), "check", "--no-cache", "--isolated", *RULES, str(tmp_path)],
                          capture_output=True, text=True)
     assert run.returncode == 1 and "F821" in run.stdout
+
+
+def test_a_call_never_runs_a_helper_the_answer_cell_could_redefine() -> None:
+    """What the grader runs on a function answer is the answer itself or a helper reached
+    through its module (``autograder.harness.call``), never a function the setup defines: an
+    answer cell could define one of the same name (a ``without_cos`` that lets cos through)."""
+    import re
+
+    for ex in registry.all_exercises():
+        if ex.call is None or "__import__(" in ex.call:
+            continue
+        called = set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", ex.call)) - {ex.answer}
+        in_setup = {name for name in called if re.search(rf"\bdef {name}\b", ex.setup)}
+        assert not in_setup, (ex.id, in_setup)

@@ -7,7 +7,7 @@
     store.py       results files, CSV, the nbgrader gradebook (late penalties, manual grades),
                    autograded notebooks
     batch.py       ``gradtutor grade``: all of the above, in parallel, resumable
-    feedback.py    ``gradtutor feedback``: one HTML page per student and assignment
+    feedback_pages.py ``gradtutor feedback``: one HTML page per student and assignment
     demo.py        ``gradtutor demo-class``: a synthetic class to grade
     report.py      ``gradtutor report``: what the class misunderstands, as charts
     analysis.py    the report's unexplained wrong answers, item analysis, misconceptions per student

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..contract import CellFailed
+from ..nbcells import is_solution
 from ..sandbox.limits import Limits
 from . import store
 from .submission import Cell, Submission, Unreadable, find, grade_cells, read, sanitise, source_notebooks
@@ -310,7 +311,7 @@ def _lesson_imports(sources: dict[str, dict[str, Any]]) -> list[str]:
     for nbs in sources.values():
         for nb in nbs.values():
             for cell in nb.cells:
-                if cell.cell_type != "code" or cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+                if cell.cell_type != "code" or is_solution(cell):
                     continue
                 try:
                     tree = ast.parse(cell.source)

@@ -29,7 +29,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import nbjson
 
-from .. import registry
+from .. import nbcells, registry
 from ..answer_key import reference, run_at, wrong_values
 from ..build import course as build
 from ..exercise import Exercise
@@ -49,7 +49,7 @@ DELETED_ANSWER, DELETED_GRADE = "deleted_answer_cell", "deleted_grade_cell"
 # ---------------------------------------------------------------- answers as Python source
 
 
-def literal(p: Plain) -> str:
+def plain_source(p: Plain) -> str:
     """Python source that a student could type for this plain value (exact floats)."""
     t = p["t"]
     if t == "array":
@@ -61,9 +61,9 @@ def literal(p: Plain) -> str:
     if t in ("str", "exception", "node"):  # names are written as strings: "AddBackward0"
         return repr(p["v"])
     if t == "dict":
-        return "{" + ", ".join(f"{k!r}: {literal(v)}" for k, v in p["v"].items()) + "}"
+        return "{" + ", ".join(f"{k!r}: {plain_source(v)}" for k, v in p["v"].items()) + "}"
     if t == "list":
-        return "[" + ", ".join(literal(v) for v in p["v"]) + "]"
+        return "[" + ", ".join(plain_source(v) for v in p["v"]) + "]"
     raise ValueError(f"cannot write a {t!r} value as a literal")
 
 
@@ -107,13 +107,13 @@ def _planted(exercise_id: str, choice: str) -> Planted:
     if choice == CORRECT:
         return Planted(ex.solution.strip())
     if choice == HARDCODED:
-        return Planted(_answer_code(ex, literal(to_plain(reference(ex.id, 0)))))
+        return Planted(_answer_code(ex, plain_source(to_plain(reference(ex.id, 0)))))
     if choice == LOOP:
         return Planted("while True:  # a stuck cell: the grader must stop it\n    pass")
     if choice.startswith("wrong:"):
         i = int(choice.split(":")[1])
         canonical = dict(wrong_values(ex.id, 0))[i]
-        return Planted(_answer_code(ex, literal(to_plain(canonical))), ex.wrong[i].misconception)
+        return Planted(_answer_code(ex, plain_source(to_plain(canonical))), ex.wrong[i].misconception)
     return Planted(None)  # blank, deleted cells
 
 
@@ -252,7 +252,7 @@ def class_plan(exs: list[Exercise], students: int, seed: int) -> dict[str, dict]
 
 def _cell_index(nb: NotebookNode, grade_id: str) -> int | None:
     for i, cell in enumerate(nb.cells):
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+        if nbcells.grade_id(cell) == grade_id:
             return i
     return None
 

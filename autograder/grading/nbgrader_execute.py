@@ -22,6 +22,8 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Int
 
+from ..nbcells import grade_id, is_grade
+
 
 class IsolatedExecute(NbGraderPreprocessor):
     timeout = Int(600, help="Seconds for the whole notebook, warm-up included.").tag(config=True)
@@ -47,9 +49,8 @@ class IsolatedExecute(NbGraderPreprocessor):
             if cell.cell_type != "code":
                 continue
             cell.outputs, cell.execution_count = [], None
-            nbg = cell.metadata.get("nbgrader", {})
-            if nbg.get("grade"):  # every grade cell gets its points: no output would be full marks
-                cell.outputs = _grade_outputs(by_id.get(nbg.get("grade_id")))
+            if is_grade(cell):  # every grade cell gets its points: no output would be full marks
+                cell.outputs = _grade_outputs(by_id.get(grade_id(cell)))
         if result.get("reason"):
             self.log.warning("gradtutor: %s", result["reason"])
         return nb, resources

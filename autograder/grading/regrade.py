@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..contract import SubmissionResult
+from ..nbcells import nbgrader_meta
 from . import sheet, store
 
 CHANGE_COLUMNS = ("student", "assignment", "exercise", "old_points", "new_points", "change",
@@ -161,7 +162,7 @@ def _apply_points(course_dir: Path, sources: dict[str, dict[str, Any]],
             for name, nb in notebooks.items():
                 moved = []
                 for cell in nb.cells:
-                    meta = cell.get("metadata", {}).get("nbgrader", {})
+                    meta = nbgrader_meta(cell)
                     if meta.get("grade") and meta.get("grade_id") in changed:
                         meta["points"] = changed[meta["grade_id"]][0]
                         moved.append(meta["grade_id"])
@@ -244,7 +245,7 @@ def _stored(course_dir: Path, gb: Any, done: Regraded, sources: dict, late: Any,
 
 def _feedback(course_dir: Path, results: list[SubmissionResult]) -> None:
     """Rewrite the feedback pages ``gradtutor feedback`` wrote for these submissions."""
-    from . import feedback
+    from . import feedback_pages as feedback
 
     for result in store.reconcile(course_dir, results):
         folder = course_dir / "feedback" / result["student"] / result["assignment"]

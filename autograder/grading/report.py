@@ -344,11 +344,11 @@ def _card(value: str, label: str) -> str:
     return f'<div class="card"><b>{html.escape(value)}</b>{html.escape(label)}</div>'
 
 
-def _img(chart: tuple[str, str] | None) -> str:
+def _img(chart: tuple[str, str] | None, media: str = "image/svg+xml") -> str:
     if chart is None:
         return ""
     data, alt = chart
-    return f'<figure><img src="data:image/svg+xml;base64,{data}" alt="{html.escape(alt)}"></figure>'
+    return f'<figure><img src="data:{media};base64,{data}" alt="{html.escape(alt)}"></figure>'
 
 
 def _explanation(m: MisconceptionStats) -> str:
@@ -449,7 +449,7 @@ def _analysis_html(summary: ClassSummary) -> list[str]:
               "Discrimination: the point-biserial correlation between the exercise's score and "
               "the rest of the assignment; under "
               f"{analysis.REVIEW_BELOW} the exercise does not tell strong from weak students.</p>",
-              _png(analysis.item_chart(summary.items)),
+              _img(analysis.item_chart(summary.items), "image/png"),
               "<table><tr><th>assignment</th><th>exercise</th><th>submissions</th>"
               "<th>difficulty</th><th>discrimination</th><th>verdicts</th><th>note</th></tr>"]
     for i in summary.items:
@@ -472,13 +472,6 @@ def _analysis_html(summary: ClassSummary) -> list[str]:
     else:
         parts.append("<p>No student showed a known misconception.</p>")
     return parts
-
-
-def _png(chart: tuple[str, str] | None) -> str:
-    if chart is None:
-        return ""
-    data, alt = chart
-    return f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(alt)}"></figure>'
 
 
 def _exercise_table(summary: ClassSummary) -> str:

@@ -24,6 +24,7 @@ from nbformat.notebooknode import NotebookNode, from_dict
 from nbformat.v4 import nbjson
 
 from ..contract import SubmissionResult, read_result
+from ..nbcells import grade_id
 from .submission import Cell, Submission, read_small
 
 CSV_COLUMNS = ("student", "assignment", "exercise", "points", "max_points", "verdict",
@@ -210,8 +211,7 @@ def autograded_notebook(cells: list[Cell], source: Any, result: dict,
     JSON schema, which cost the single-threaded parent 40 ms per notebook. The shape is checked
     once, in the tests, with ``nbformat.validate``.
     """
-    meta = {c.metadata["nbgrader"]["grade_id"]: c.metadata for c in source.cells
-            if "nbgrader" in c.metadata}
+    meta = {grade_id(c): c.metadata for c in source.cells if grade_id(c)}
     by_id = {e["id"]: e for e in result["exercises"]}
     out = []
     for index, cell in enumerate(cells):
@@ -254,10 +254,9 @@ def update_autograded(course_dir: Path, result: dict) -> int:
             continue
         count = 0
         for cell in nb.get("cells", []) if isinstance(nb, dict) else []:
-            meta = cell.get("metadata") if isinstance(cell, dict) else None
-            grade_id = meta.get("nbgrader", {}).get("grade_id") if isinstance(meta, dict) else None
-            if cell.get("cell_type") == "code" and grade_id in by_id:
-                cell["outputs"] = grade_outputs(by_id[grade_id])
+            gid = grade_id(cell)
+            if isinstance(cell, dict) and cell.get("cell_type") == "code" and gid in by_id:
+                cell["outputs"] = grade_outputs(by_id[gid])
                 count += 1
         if count:  # nbformat's own layout (nbjson.writes), without building NotebookNodes
             write_atomic(path, (json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False)

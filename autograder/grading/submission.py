@@ -22,6 +22,8 @@ from typing import Any
 import nbformat
 from nbformat import NotebookNode
 
+from ..nbcells import grade_id, is_grade, is_locked, nbgrader_meta, points
+
 MAX_NOTEBOOK_BYTES = 20 * 2**20  # course notebooks are ~100 kB; anything this big is a mistake
 MAX_SMALL_FILE_BYTES = 4096  # timestamp.txt
 
@@ -164,28 +166,9 @@ def source_notebooks(course_dir: Path, assignment: str) -> dict[str, NotebookNod
     return {p.stem: nbformat.read(p, as_version=4) for p in sorted(folder.glob("*.ipynb"))}
 
 
-def _nbgrader(cell: Any) -> dict:
-    meta = cell.get("metadata") if isinstance(cell, dict) else None
-    nbg = meta.get("nbgrader") if isinstance(meta, dict) else None
-    return nbg if isinstance(nbg, dict) else {}
-
-
-def is_grade(cell: Any) -> bool:
-    return bool(_nbgrader(cell).get("grade"))
-
-
-def is_locked(cell: Any) -> bool:
-    """nbgrader's rule: solution cells are editable, grade cells always locked."""
-    nbg = _nbgrader(cell)
-    if nbg.get("solution"):
-        return False
-    return bool(nbg.get("grade") or nbg.get("locked"))
-
-
 def grade_cells(source: NotebookNode) -> list[tuple[str, float]]:
     """(grade_id, points) of every grade cell, in notebook order."""
-    return [(_nbgrader(c)["grade_id"], float(_nbgrader(c).get("points", 0))) for c in source.cells
-            if is_grade(c)]
+    return [(grade_id(c), points(c)) for c in source.cells if is_grade(c) and grade_id(c)]
 
 
 def read(sub: Submission, course_dir: Path, parts: tuple[str, ...] | None = None) -> list[dict]:
@@ -243,19 +226,16 @@ def _cell(c: Any) -> dict:
         source = "".join(source)
     if not isinstance(source, str):
         raise Unreadable("A cell of the notebook is malformed (no text source).")
-    nbg = _nbgrader(c)
-    grade_id = nbg.get("grade_id")
     return {"cell_type": c.get("cell_type") if isinstance(c.get("cell_type"), str) else "raw",
             "source": source, "metadata": {"nbgrader": {
-                "grade_id": grade_id if isinstance(grade_id, str) else None,
-                "grade": nbg.get("grade") is True}}}
+                "grade_id": grade_id(c), "grade": nbgrader_meta(c).get("grade") is True}}}
 
 
 def sanitise(submitted: list[dict], source: NotebookNode) -> list[Cell]:
     """The cells to run, in order: the student's cells with locked ones restored from source."""
-    known = {_nbgrader(c)["grade_id"]: c for c in source.cells if _nbgrader(c).get("grade_id")}
+    known = {grade_id(c): c for c in source.cells if grade_id(c)}
     cells = [dict(cell_type=c.get("cell_type"), source=c.get("source", ""),
-                  grade_id=_nbgrader(c).get("grade_id"), grade=is_grade(c)) for c in submitted]
+                  grade_id=grade_id(c), grade=is_grade(c)) for c in submitted]
     _deduplicate(cells)
     for c in cells:
         ref = known.get(c["grade_id"])
@@ -289,9 +269,9 @@ def _deduplicate(cells: list[dict]) -> None:
 
 def _add_missing(cells: list[dict], source: NotebookNode) -> None:
     # like add_missing_cells: a deleted grade cell goes back after the cell before it in source
-    order = [_nbgrader(c).get("grade_id") for c in source.cells]
+    order = [grade_id(c) for c in source.cells]
     for i, ref in enumerate(source.cells):
-        gid = _nbgrader(ref).get("grade_id")
+        gid = grade_id(ref)
         if not is_grade(ref) or any(c["grade_id"] == gid and c["grade"] for c in cells):
             continue
         for c in cells:  # a cell that kept the id but lost grade=True is replaced

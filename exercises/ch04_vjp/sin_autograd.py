@@ -8,6 +8,7 @@ import math
 import torch
 
 from autograder.exercise import Exercise, Wrong
+from autograder.harness import call
 from autograder.kinds import Tensor
 from autograder.numeric import central_diff
 
@@ -33,21 +34,7 @@ def _draw(rng) -> dict:
 
 
 SETUP = '''xs_values = {{xs}}
-
-def without_cos(fn, values):
-    """What the grader runs: fn on fresh points, with cos switched off. Autograd must find it."""
-    import math
-    import numpy
-    saved = (torch.cos, torch.Tensor.cos, math.cos, numpy.cos)
-
-    def refuse(*args, **kwargs):
-        raise RuntimeError("cos is switched off here: let autograd find the derivative of sin")
-
-    torch.cos = torch.Tensor.cos = math.cos = numpy.cos = refuse
-    try:
-        return fn(torch.tensor(values))
-    finally:
-        torch.cos, torch.Tensor.cos, math.cos, numpy.cos = saved'''
+from autograder.harness import without_cos   # what the grader runs: fn with every cos switched off'''
 
 EXERCISE = Exercise(
     title="d2l: the derivative of sin, without cos",
@@ -64,7 +51,7 @@ after the exercise.
 """,
     setup=SETUP,
     answer="dsin",
-    call="without_cos(dsin, xs_values)",
+    call=call("without_cos(dsin, xs_values)"),
     placeholder="def dsin(x):\n    return ...",
     solution="""def dsin(x):
     x = x.clone().requires_grad_()

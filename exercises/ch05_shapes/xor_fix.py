@@ -22,6 +22,7 @@ import random
 import torch
 
 from autograder.exercise import Exercise, Wrong
+from autograder.harness import call
 from autograder.kinds import Tensor
 from autograder.numeric import tensor_gradient
 
@@ -76,16 +77,13 @@ inputs = torch.tensor([[0, 0], [0, 1], [1, 0], [1, 1]])   # integers, as in the 
 outputs = torch.tensor({{targets}})                        # the truth table, integers too
 w0, b0 = {{w}}, {{b}}
 
+from autograder.harness import grads_of
+
 
 def gradients_of(loss_fn):
-    \"\"\"What the grader runs: your loss on fresh parameters, backward(), their gradients.\"\"\"
-    weights = torch.tensor([w0], requires_grad=True)      # shape (1, 2), as F.linear wants
-    bias = torch.tensor([b0], requires_grad=True)
-    loss = loss_fn(inputs, outputs, weights, bias)
-    if loss is ...:  # the placeholder body: not answered yet
-        return ...
-    loss.backward()
-    return torch.cat([weights.grad.flatten(), bias.grad])  # [dL/dw1, dL/dw2, dL/db]"""
+    \"\"\"What the grader runs: your loss on fresh weights (shape (1, 2), as F.linear wants) and
+    bias, backward(), and their gradients [dL/dw1, dL/dw2, dL/db].\"\"\"
+    return grads_of(lambda weights, bias: loss_fn(inputs, outputs, weights, bias), [w0], [b0])"""
 
 EXERCISE = Exercise(
     title="Fix it: a linear model of XOR that runs and has a loss",
@@ -114,7 +112,7 @@ parameters and other truth tables (AND, OR).
 """,
     setup=SETUP,
     answer="xor_loss",
-    call="gradients_of(xor_loss)",
+    call=call("grads_of(lambda weights, bias: xor_loss(inputs, outputs, weights, bias), [w0], [b0])"),
     placeholder="def xor_loss(inputs, outputs, weights, bias):\n    return ...",
     solution="""def xor_loss(inputs, outputs, weights, bias):
     preds = F.linear(inputs.float(), weights, bias).squeeze(1)   # shape (4,), like outputs

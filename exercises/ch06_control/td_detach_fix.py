@@ -9,6 +9,7 @@ at all, both paths count: 2(ws - r - γ w s')·(s - γ s').
 import torch
 
 from autograder.exercise import Exercise, Wrong
+from autograder.harness import call
 from autograder.kinds import Number
 from autograder.numeric import central_diff
 
@@ -44,15 +45,11 @@ def _draw(rng) -> dict:
 
 
 SETUP = '''w0, s, r, s_next, gamma = {{w0}}, {{s}}, {{r}}, {{s_next}}, {{gamma}}
+from autograder.harness import grads_of
 
 def grad_of_w(loss_fn):
     """What the grader runs: your loss at a fresh w, backward(), and w.grad."""
-    w = torch.tensor(w0, requires_grad=True)
-    loss = loss_fn(w, s, r, s_next, gamma)
-    if loss is ...:  # the placeholder body: not answered yet
-        return ...
-    loss.backward()
-    return w.grad'''
+    return grads_of(lambda w: loss_fn(w, s, r, s_next, gamma), w0)'''
 
 EXERCISE = Exercise(
     title="Fix it: a detach on the wrong path",
@@ -74,7 +71,7 @@ $r = {{r|pretty}}$, $s' = {{s_next|pretty}}$, $\gamma = {{gamma|pretty}}$, and a
 """,
     setup=SETUP,
     answer="td_loss",
-    call="grad_of_w(td_loss)",
+    call=call("grads_of(lambda w: td_loss(w, s, r, s_next, gamma), w0)"),
     placeholder="def td_loss(w, s, r, s_next, gamma):\n    return ...",
     solution="""def td_loss(w, s, r, s_next, gamma):
     q = w * s

@@ -12,6 +12,7 @@ import math
 import torch
 
 from autograder.exercise import Exercise, Wrong
+from autograder.harness import call
 from autograder.kinds import Tensor
 from autograder.numeric import central_diff
 
@@ -41,15 +42,7 @@ def _draw(rng) -> dict:
 
 
 SETUP = '''x_values, k = {{x}}, {{k}}
-
-def grad_of(fn, values):
-    """What the grader runs: fn on a fresh x, backward(), and x.grad."""
-    x = torch.tensor(values, requires_grad=True)
-    out = fn(x)
-    if out is ...:  # the placeholder body: not answered yet
-        return ...
-    out.backward()
-    return x.grad'''
+from autograder.harness import grads_of as grad_of   # what the grader runs: fn on a fresh x, backward(), x.grad'''
 
 EXERCISE = Exercise(
     title="Fix it: an in-place scale that backward refuses",
@@ -71,7 +64,7 @@ with `x_values = {{x}}`, $k = {{k|pretty}}$, and with fresh values.
 """,
     setup=SETUP,
     answer="scaled_sigmoid_sum",
-    call="grad_of(scaled_sigmoid_sum, x_values)",
+    call=call("grads_of(scaled_sigmoid_sum, x_values)"),
     placeholder="def scaled_sigmoid_sum(x):\n    return ...",
     solution="""def scaled_sigmoid_sum(x):
     y = x.sigmoid()

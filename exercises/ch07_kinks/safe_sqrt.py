@@ -10,16 +10,10 @@ import math
 import torch
 
 from autograder.exercise import Exercise, Wrong
+from autograder.harness import call, value_and_grad
 from autograder.kinds import Tensor
 
 NAN = float("nan")
-
-
-def value_and_grad(fn, values: list[float]) -> torch.Tensor:
-    x = torch.tensor(values, dtype=torch.float64, requires_grad=True)
-    y = fn(x)
-    (grad,) = torch.autograd.grad(y.sum(), x)
-    return torch.stack([y.detach(), grad])
 
 
 def _double_where(x: torch.Tensor) -> torch.Tensor:
@@ -51,15 +45,7 @@ def _draw(rng) -> dict:
 # 0 from the left), and the value 0 for the gradient there is the convention we choose.
 
 SETUP = '''x_values = {{x}}
-
-def value_and_grad(fn, values):
-    """What the grader compares: fn's values and the gradient of their sum, as two rows."""
-    x = torch.tensor(values, dtype=torch.float64, requires_grad=True)
-    y = fn(x)
-    if y is ...:  # the placeholder body: not answered yet
-        return ...
-    (grad,) = torch.autograd.grad(y.sum(), x)
-    return torch.stack([y.detach(), grad])'''
+from autograder.harness import value_and_grad   # what the grader runs: fn's values and the gradient of their sum'''
 
 EXERCISE = Exercise(
     title="Write a square root that is safe in both directions",
@@ -74,7 +60,7 @@ both rows: the values and the gradient.
 """,
     setup=SETUP,
     answer="safe_sqrt",
-    call="value_and_grad(safe_sqrt, x_values)",
+    call=call("value_and_grad(safe_sqrt, x_values)"),
     placeholder="def safe_sqrt(x):\n    return ...",
     solution="""def safe_sqrt(x):
     positive = x > 0

@@ -11,18 +11,12 @@ import math
 import torch
 
 from autograder.exercise import Exercise, Wrong
+from autograder.harness import call, value_and_grad
 from autograder.kinds import Tensor
 from autograder.numeric import central_diff
 
 NAN = float("nan")
 EPS = 1e-8  # the "fix" of a small denominator shift
-
-
-def value_and_grad(fn, values: list[float]) -> torch.Tensor:
-    x = torch.tensor(values, dtype=torch.float64, requires_grad=True)
-    y = fn(x)
-    (grad,) = torch.autograd.grad(y.sum(), x)
-    return torch.stack([y.detach(), grad])
 
 
 def _sinc_fixed(x: torch.Tensor) -> torch.Tensor:
@@ -59,15 +53,7 @@ def _draw(rng) -> dict:
 
 
 SETUP = '''x_values = {{x}}
-
-def value_and_grad(fn, values):
-    """What the grader compares: fn's values and the gradient of their sum, as two rows."""
-    x = torch.tensor(values, dtype=torch.float64, requires_grad=True)
-    y = fn(x)
-    if y is ...:  # the placeholder body: not answered yet
-        return ...
-    (grad,) = torch.autograd.grad(y.sum(), x)
-    return torch.stack([y.detach(), grad])'''
+from autograder.harness import value_and_grad   # what the grader runs: fn's values and the gradient of their sum'''
 
 EXERCISE = Exercise(
     title="Fix it: a sinc whose gradient is NaN at 0",
@@ -86,7 +72,7 @@ finite. The grader runs your `sinc` on `x_values = {{x}}` and on fresh inputs wi
 """,
     setup=SETUP,
     answer="sinc",
-    call="value_and_grad(sinc, x_values)",
+    call=call("value_and_grad(sinc, x_values)"),
     placeholder="def sinc(x):\n    return ...",
     solution="""def sinc(x):
     nonzero = x != 0

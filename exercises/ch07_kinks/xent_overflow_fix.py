@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.exercise import Exercise, Wrong
+from autograder.harness import call
 from autograder.kinds import Tensor
 
 NAN = float("nan")
@@ -38,15 +39,11 @@ def _draw(rng) -> dict:
 
 
 SETUP = '''z_values, target = {{z}}, {{target}}
+from autograder.harness import grads_of
 
 def grad_of_loss(loss_fn):
     """What the grader runs: your loss on fresh float32 logits, backward(), and z.grad."""
-    z = torch.tensor(z_values, requires_grad=True)
-    loss = loss_fn(z, target)
-    if loss is ...:  # the placeholder body: not answered yet
-        return ...
-    loss.backward()
-    return z.grad'''
+    return grads_of(lambda z: loss_fn(z, target), z_values)'''
 
 EXERCISE = Exercise(
     title="Fix it: a cross-entropy that overflows",
@@ -67,7 +64,7 @@ with one logit far above 88.7, where `exp` overflows float32.
 """,
     setup=SETUP,
     answer="xent",
-    call="grad_of_loss(xent)",
+    call=call("grads_of(lambda z: xent(z, target), z_values)"),
     placeholder="def xent(z, target):\n    return ...",
     solution="""def xent(z, target):
     m = z.max()
