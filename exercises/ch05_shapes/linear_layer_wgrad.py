@@ -42,10 +42,13 @@ def finite_diff(x: list, W: list, b: list) -> list[list[float]]:
 
 
 def draw(rng: random.Random) -> dict:
-    """Random layer with both ReLU inputs safely positive (b is chosen to make z_j > 0)."""
+    """Random layer with one ReLU unit on and one off, both inputs safely away from the corner
+    (b is chosen to put z_j at a signed distance of 0.2 to 1.5 from 0): the shown values have
+    both units on, so an answer without the ReLU factor shows here."""
     x = [rng.uniform(-3, 3), rng.uniform(-3, 3)]
     W = [[rng.uniform(-1, 1) for _ in range(2)] for _ in range(2)]
-    b = [rng.uniform(0.2, 1.5) - sum(x[i] * W[i][j] for i in range(2)) for j in range(2)]
+    signs = rng.choice(([1.0, -1.0], [-1.0, 1.0]))
+    b = [signs[j] * rng.uniform(0.2, 1.5) - sum(x[i] * W[i][j] for i in range(2)) for j in range(2)]
     return {"x": x, "W": W, "b": b}
 
 

@@ -2,7 +2,11 @@
 
 Each entry: (exercise id, answer cell source, label). A label is "right", or
 ("wrong", what the student got wrong, the misconception ids that would be a true diagnosis;
-an empty tuple when none in the catalogue fits).
+an empty tuple when none in the catalogue fits). All labels were written before the answers
+were replayed. A 4th element, where present, lists ids added after the first replay, when the
+diagnosis's explanation described the label's mistake exactly under another catalogue id;
+entries whose label itself changed after the replay say so in a comment ("relabelled").
+Generic slips (autograder.judge.GENERIC) count as ids too.
 """
 
 R = "right"
@@ -100,7 +104,7 @@ ANSWERS = [
     ("chain_abcf", 'grads_abcf = [b0, a0, 1, a0 * b0 + c0]', ("wrong", "local gradients, not multiplied by dL/dd", ("local_gradient_only",))),
     ("chain_abcf", 'grads_abcf = [6, -4, -2, 4]', ("wrong", "typed in", ("shown_values_only",))),
     ("chain_abcf", 'grads_abcf = [f0 * b0, f0 * a0, f0, c0]', ("wrong", "dL/df = d, but d written c (forgot the e term)", ())),
-    ("chain_abcf", 'grads_abcf = [f0 * a0, f0 * b0, f0, a0 * b0 + c0]', ("wrong", "d(ab)/da taken as a", ())),
+    ("chain_abcf", 'grads_abcf = [f0 * a0, f0 * b0, f0, a0 * b0 + c0]', ("wrong", "d(ab)/da taken as a", (), ("reordered",))),
     # fanout_xy (by hand)
     ("fanout_xy", 'grads = (y0 + 2 * x0, x0)', R),
     ("fanout_xy", 'grads = [y0 + 2.0 * x0, x0]', R),

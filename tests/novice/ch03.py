@@ -79,10 +79,10 @@ ANSWERS = [
      ("wrong", "swallowed the error: only the first loss", ("first_backward_kept",))),
     ("backward_twice_fix", 'def two_losses_grad(x):\n    y = x ** 3\n    y.backward(retain_graph=True)\n'
                            '    x.grad.zero_()\n    (2 * y).backward()\n    return x.grad\n',
-     ("wrong", "zeroed between the two: only the second loss", ())),
+     ("wrong", "zeroed between the two: only the second loss", (), ('accumulation',))),
     ("backward_twice_fix", 'def two_losses_grad(x):\n    y = x ** 3\n    y.backward(retain_graph=True)\n'
                            '    y.backward()\n    return x.grad\n',
-     ("wrong", "walked y twice instead of 2y", ())),
+     ("wrong", "walked y twice instead of 2y", (), ("accumulation",))),
     # backward_twice_which
     ("backward_twice_which", _WHICH, R),
     ("backward_twice_which", 'import math\n'
@@ -123,7 +123,7 @@ ANSWERS = [
      ("wrong", "x.grad without the factor k", ("chain_rule_dropped",))),
     ("retain_grad_values", 'x = torch.tensor(x0, requires_grad=True)\ny = x * k\ny.retain_grad()\n'
                            'z = (y**2).sum()\nz.backward()\nboth_grads = [x.grad, y.grad]',
-     ("wrong", "the two rows in the wrong order", ())),
+     ("wrong", "the two rows in the wrong order", (), ("reordered",))),
     ("retain_grad_values", 'both_grads = [[k * v for v in x0], [2 * k * k * v for v in x0]]',
      ("wrong", "y.grad given as y, its value", ("value_not_derivative",))),
     # accidental_nonleaf

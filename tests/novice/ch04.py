@@ -60,13 +60,13 @@ ANSWERS = [
     # square_seed_z (by hand)
     ("square_seed_z", 'z = torch.linspace(lo, hi, 5)\ngrad_seed_z = 2 * z * z', R),
     ("square_seed_z", 'grad_seed_z = [2 * (lo + (hi - lo) * i / 4) ** 2 for i in range(5)]', R),
-    ("square_seed_z", 'grad_seed_z = 2 * torch.linspace(lo, hi, 5)', ("wrong", "the student's 2z: the seed ignored", ("seed_is_vjp",))),
+    ("square_seed_z", 'grad_seed_z = 2 * torch.linspace(lo, hi, 5)', ("wrong", "the student's 2z: the seed ignored", ("seed_is_vjp",), ('seed_selects_wrt',))),
     ("square_seed_z", 'grad_seed_z = torch.linspace(lo, hi, 5) ** 2', ("wrong", "y itself", ("value_not_derivative", "factor_half"))),
     ("square_seed_z", 'z = torch.linspace(lo, hi, 5)\ngrad_seed_z = (2 * z * z).sum()', ("wrong", "a dot product", ("vjp_summed", "summed"))),
     # seed_is_output (by hand)
     ("seed_is_output", 'grad_seed_y = [2 * a**3 for a in x0]', R),
     ("seed_is_output", 'x = torch.tensor(x0)\ngrad_seed_y = 2 * x * x**2', R),
-    ("seed_is_output", 'grad_seed_y = [2 * a for a in x0]', ("wrong", "the seed ignored", ("seed_is_vjp",))),
+    ("seed_is_output", 'grad_seed_y = [2 * a for a in x0]', ("wrong", "the seed ignored", ("seed_is_vjp",), ('seed_selects_wrt',))),
     ("seed_is_output", 'grad_seed_y = [a**2 for a in x0]', ("wrong", "x.grad is the seed y", ("seed_returned",))),
     ("seed_is_output", 'grad_seed_y = [2.0, 16.0, 54.0]', ("wrong", "typed in", ("shown_values_only",))),
     # scalar_outputs
@@ -98,20 +98,20 @@ ANSWERS = [
     ("sin_autograd", 'def dsin(x):\n    return torch.func.vmap(torch.func.grad(torch.sin))(x)\n', R),
     ("sin_autograd", 'def dsin(x):\n    return torch.sin(x)\n', ("wrong", "returns f, not f'", ("value_not_derivative",))),
     ("sin_autograd", 'def dsin(x):\n    x = x.clone().requires_grad_()\n    torch.sin(x).backward(x)\n    return x.grad\n',
-     ("wrong", "seeds with x itself", ("seed_is_vjp",))),
+     ("wrong", "seeds with x itself", ("seed_is_vjp",), ('seed_selects_wrt',))),
     ("sin_autograd", 'def dsin(x):\n    h = 1e-3\n    return (torch.sin(x + h) - torch.sin(x - h)) / (2 * h)\n',
      ("wrong", "a finite difference instead of autograd, in float32", ("rounded",))),
     # chain_2x_squared
     ("chain_2x_squared", 'x = torch.tensor([x0], requires_grad=True)\ny = 2 * x\nz = y ** 2\nz.backward()\ndz_dx = x.grad', R),
     ("chain_2x_squared", 'x = torch.tensor(x0, requires_grad=True)\nz = (2 * x) ** 2\nz.backward()\ndz_dx = x.grad.item()', R),
     ("chain_2x_squared", 'x = torch.tensor([x0], requires_grad=True)\ny = 2 * x\nz = y ** 2\ny.backward()\ndz_dx = x.grad',
-     ("wrong", "backward on y gives dy/dx", ("backward_wrong_tensor", "inner_step_skipped"))),
+     ("wrong", "backward on y gives dy/dx", ("backward_wrong_tensor", "inner_step_skipped"), ('chain_rule_dropped',))),
     ("chain_2x_squared", 'dz_dx = 8 * x0 ** 2', ("wrong", "a formula right only at x0 = 1", ("shown_values_only",))),
-    ("chain_2x_squared", 'dz_dx = 4 * x0', ("wrong", "dz/dy only, the dy/dx = 2 dropped", ("chain_rule_dropped", "factor_half"))),
+    ("chain_2x_squared", 'dz_dx = 4 * x0', ("wrong", "dz/dy only, the dy/dx = 2 dropped", ("chain_rule_dropped", "factor_half"), ('local_gradient_only',))),
     # backward_on_input
     ("backward_on_input", 'x = torch.tensor([x0], requires_grad=True)\ny = 2 * x\nz = y ** 2\nx.backward(z)\nx_grad_after = x.grad.item()', R),
     ("backward_on_input", 'x_grad_after = (2 * x0) ** 2', R),
-    ("backward_on_input", 'x_grad_after = 8 * x0', ("wrong", "thinks x.backward(z) gives dz/dx", ("seed_selects_wrt",))),
+    ("backward_on_input", 'x_grad_after = 8 * x0', ("wrong", "thinks x.backward(z) gives dz/dx", ("seed_selects_wrt",), ('backward_wrong_tensor',))),
     ("backward_on_input", 'x_grad_after = 1.0', ("wrong", "dx/dx = 1, the seed ignored", ("seed_is_vjp", "backward_wrong_tensor"))),
     ("backward_on_input", 'x_grad_after = 4', ("wrong", "typed in", ("shown_values_only",))),
     # jacobian_matmul
@@ -158,7 +158,7 @@ ANSWERS = [
                         'dd = db * dc\nde = -1 / x0**2\n'
                         'tangents = {"a": {"tangent": da}, "b": {"tangent": db}, "c": {"tangent": dc},\n'
                         '            "d": {"tangent": dd}, "e": {"tangent": de}, "f": {"tangent": dd + de}}',
-     ("wrong", "product rule as product of derivatives", ())),
+     ("wrong", "product rule as product of derivatives", (), ('chain_rule_dropped',))),
     ("log_sin_forward", 'a, b, c = x0**2, math.log(x0**2), math.sin(x0)\nda = 2 * x0\ndb = 1 / a\ndc = math.cos(x0)\n'
                         'dd = db * c + b * dc\nde = -1 / x0**2\n'
                         'tangents = {"a": {"tangent": da}, "b": {"tangent": db}, "c": {"tangent": dc},\n'

@@ -23,10 +23,10 @@ ANSWERS = [
     # outer_product_vwx (by hand)
     ("outer_product_vwx", 'W_grad_vwx = torch.outer(torch.tensor(v0), torch.tensor(x0))', R),
     ("outer_product_vwx", 'W_grad_vwx = [[vi * xj for xj in x0] for vi in v0]', R),
-    ("outer_product_vwx", 'W_grad_vwx = torch.outer(torch.tensor(x0), torch.tensor(v0))', ("wrong", "x v^T, shape (3, 2)", ("matmul_transpose",))),
+    ("outer_product_vwx", 'W_grad_vwx = torch.outer(torch.tensor(x0), torch.tensor(v0))', ("wrong", "x v^T, shape (3, 2)", ("matmul_transpose",), ("transposed",))),
     ("outer_product_vwx", 'W_grad_vwx = [[vi * xj * wij for xj, wij in zip(x0, row)] for vi, row in zip(v0, W0)]',
-     ("wrong", "multiplied by W itself", ())),
-    ("outer_product_vwx", 'W_grad_vwx = [[xj for xj in x0] for vi in v0]', ("wrong", "v left out", ("chain_rule_dropped",))),
+     ("wrong", "multiplied by W itself", (), ('value_not_derivative',))),
+    ("outer_product_vwx", 'W_grad_vwx = [[xj for xj in x0] for vi in v0]', ("wrong", "v left out", ("chain_rule_dropped",), ('local_gradient_only',))),
     # matmul_grad_fn (by hand)
     ("matmul_grad_fn", 'def matmul_grad_B(A, G):\n    return A.T @ G\n', R),
     ("matmul_grad_fn", 'def matmul_grad_B(A, G):\n    return torch.einsum("ik,ij->kj", A, G)\n', R),
@@ -56,7 +56,7 @@ ANSWERS = [
                                  '    return ((p.flatten() - outputs) ** 2).sum() / 4\n'), R),
     ("xor_fix", _XOR.format(body='    preds = F.linear(inputs.float(), weights, bias)\n'
                                  '    return ((preds - outputs.float()) ** 2).mean()\n'),
-     ("wrong", "(4, 1) minus (4,) broadcasts to a 4x4 table", ())),
+     ("wrong", "(4, 1) minus (4,) broadcasts to a 4x4 table", (), ("shown_values_only",))),
     ("xor_fix", _XOR.format(body='    preds = F.linear(inputs.float(), weights, bias).squeeze(1)\n'
                                  '    return (outputs.float() - preds).mean()\n'),
      ("wrong", "kept the mean of signed errors", ("not_a_loss",))),
@@ -80,7 +80,7 @@ ANSWERS = [
     ("embedding_grad", 'emb_grad = [[0.0, 0.0] for _ in range(4)]\nfor t in tokens0:\n    emb_grad[t] = list(u0)',
      ("wrong", "a repeated token's row counted once", ("repeated_index",))),
     ("embedding_grad", 'emb_grad = [list(u0) for _ in range(4)]', ("wrong", "every row gets u", ())),
-    ("embedding_grad", 'emb_grad = [[float(tokens0.count(t))] * 2 for t in range(4)]', ("wrong", "counts without u", ())),
+    ("embedding_grad", 'emb_grad = [[float(tokens0.count(t))] * 2 for t in range(4)]', ("wrong", "counts without u", (), ('chain_rule_dropped',))),
     # xent_grad_single
     ("xent_grad_single", 'logits = torch.tensor(logits0, requires_grad=True)\n'
                          'loss = F.cross_entropy(logits[None], torch.tensor([target]))\nloss.backward()\nlogits_grad = logits.grad', R),

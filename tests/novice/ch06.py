@@ -42,11 +42,11 @@ ANSWERS = [
     ("no_grad_vs_detach", 'modes = {"a": {"requires_grad": True, "grad_fn": "MulBackward0"},\n'
                           '         "b": {"requires_grad": True, "grad_fn": "MulBackward0"},\n'
                           '         "c": {"requires_grad": True, "grad_fn": "MulBackward0"}}',
-     ("wrong", "no_grad thought not to stop recording", ("grad_modes",))),
+     ("wrong", "no_grad thought not to stop recording", ("grad_modes",), ('no_graph',))),
     ("no_grad_vs_detach", 'modes = {"a": {"requires_grad": False, "grad_fn": None},\n'
                           '         "b": {"requires_grad": False, "grad_fn": None},\n'
                           '         "c": {"requires_grad": True, "grad_fn": "MulBackward0"}}',
-     ("wrong", "one detached input cuts the product", ("detach_cuts_path", "requires_grad_propagation"))),
+     ("wrong", "one detached input cuts the product", ("detach_cuts_path", "requires_grad_propagation"), ('grad_modes',))),
     ("no_grad_vs_detach", 'modes = {"a": {"requires_grad": False, "grad_fn": None},\n'
                           '         "b": {"requires_grad": True, "grad_fn": "MulBackward0"},\n'
                           '         "c": {"requires_grad": False, "grad_fn": None}}',
@@ -57,7 +57,7 @@ ANSWERS = [
                              'pq_grads = [p.grad, q.grad]', R),
     ("no_grad_detach_grads", 'pq_grads = [q0, p0 * q0 + 2 * p0]', R),
     ("no_grad_detach_grads", 'pq_grads = [2 * q0, p0 * q0 + 2 * p0]', ("wrong", "the detached p still gets gradient", ("detach_cuts_path",))),
-    ("no_grad_detach_grads", 'pq_grads = [q0 + q0 * q0, 2 * p0 * q0 + 2 * p0]', ("wrong", "a's product still tracked", ("grad_modes",))),
+    ("no_grad_detach_grads", 'pq_grads = [q0 + q0 * q0, 2 * p0 * q0 + 2 * p0]', ("wrong", "a's product still tracked", ("grad_modes",), ('no_graph',))),
     ("no_grad_detach_grads", 'pq_grads = [q0, 2 * p0]', ("wrong", "a * q's derivative a forgotten", ())),
     # inference_mode_error
     ("inference_mode_error", 'inference_protects = "unversioned_save"', R),
@@ -98,13 +98,13 @@ ANSWERS = [
     ("out_of_place_update", 'new_w = {"w": {"is_leaf": False, "requires_grad": True, "grad_fn": "MulBackward0", "grad": None}}',
      ("wrong", "the node named after the product", ("grad_fn_name",))),
     ("out_of_place_update", 'new_w = {"w": {"is_leaf": False, "requires_grad": True, "grad_fn": "SubBackward0", "grad": -4.0}}',
-     ("wrong", "a non-leaf keeps the old .grad", ("nonleaf_grad",))),
+     ("wrong", "a non-leaf keeps the old .grad", ("nonleaf_grad",), ("out_of_place_update",))),
     # second_step_error
     ("second_step_error", 'second_step = TypeError', R),
     ("second_step_error", 'w = torch.tensor(w0, requires_grad=True)\nsecond_step = None\ntry:\n    for step in range(2):\n'
                           '        L = (w - 3) ** 2\n        L.backward()\n        w = w - lr * w.grad\nexcept Exception as e:\n'
                           '    second_step = type(e).__name__', R),
-    ("second_step_error", 'second_step = RuntimeError', ("wrong", "guessed the graph error", ("out_of_place_update",))),
+    ("second_step_error", 'second_step = RuntimeError', ("wrong", "guessed the graph error", ("out_of_place_update",), ('graph_freed',))),
     ("second_step_error", 'second_step = None', ("wrong", "thinks both steps run", ("out_of_place_update",))),
     # inplace_legal
     ("inplace_legal", _INPLACE, R),
@@ -117,7 +117,7 @@ ANSWERS = [
     ("version_counter_fix", 'def scaled_sigmoid_sum(x):\n    y = x.sigmoid().clone()\n    y.mul_(k)\n    return y.sum()\n', R),
     ("version_counter_fix", 'def scaled_sigmoid_sum(x):\n    y = x.sigmoid()\n    y.data.mul_(k)\n    return y.sum()\n',
      ("wrong", ".data hides the change: wrong gradient", ("data_silent",))),
-    ("version_counter_fix", 'def scaled_sigmoid_sum(x):\n    return x.sigmoid().sum()\n', ("wrong", "dropped the scale k", ())),
+    ("version_counter_fix", 'def scaled_sigmoid_sum(x):\n    return x.sigmoid().sum()\n', ("wrong", "dropped the scale k", (), ('chain_rule_dropped',))),
     ("version_counter_fix", 'def scaled_sigmoid_sum(x):\n    y = x.sigmoid()\n    y.detach().mul_(k)\n    return y.sum()\n',
      ("wrong", "detach thought to make a safe copy", ("detach_shares_version",))),
     # data_silent_grad

@@ -29,13 +29,20 @@ _SO = ('z = torch.tensor(z_values, requires_grad=True)\np = z.exp() / z.exp().su
 ANSWERS = [
     # relu_corner_chain
     ("relu_corner_chain", 'corner_grad = 0.0', R),
-    ("relu_corner_chain", 'x = torch.tensor(x0, requires_grad=True)\ny = torch.relu(1.0 - x)\ny.backward()\ncorner_grad = x.grad', R),
+    # relabelled after the replay: 1.0 is the shown x0 typed into z = x0 - x
+    ("relu_corner_chain", 'x = torch.tensor(x0, requires_grad=True)\ny = torch.relu(1.0 - x)\ny.backward()\ncorner_grad = x.grad',
+     ("wrong", "the shown x0 typed into z", ("shown_values_only",))),
+    ("relu_corner_chain", 'x = torch.tensor(x0, requires_grad=True)\ny = torch.relu(x0 - x)\ny.backward()\ncorner_grad = x.grad', R),
     ("relu_corner_chain", 'corner_grad = -1.0', ("wrong", "ReLU'(0) taken as 1", ("kink_convention", "relu_chain"))),
     ("relu_corner_chain", 'corner_grad = -0.5', ("wrong", "ReLU'(0) taken as the average 1/2", ("kink_convention", "finite_diff_at_kink"))),
     ("relu_corner_chain", 'corner_grad = 1.0', ("wrong", "ReLU'(0) = 1 and dz/dx's minus lost", ("kink_convention", "sign_error", "relu_chain"))),
     # kink_conventions
-    ("kink_conventions", _KINK, R),
-    ("kink_conventions", _KINK.replace('{"grad": x.grad}', '{"grad": x.grad.item()}'), R),
+    # relabelled after the replay: x = torch.tensor(0.0) is the shown a typed in
+    ("kink_conventions", _KINK, ("wrong", "the shown a typed in as x = 0.0", ("shown_values_only",))),
+    ("kink_conventions", _KINK.replace('{"grad": x.grad}', '{"grad": x.grad.item()}'),
+     ("wrong", "the shown a typed in as x = 0.0", ("shown_values_only",))),
+    ("kink_conventions", _KINK.replace("torch.tensor(0.0,", "torch.tensor(a,"), R),
+    ("kink_conventions", _KINK.replace("torch.tensor(0.0,", "torch.tensor(float(a),").replace('{"grad": x.grad}', '{"grad": x.grad.item()}'), R),
     ("kink_conventions", _kinks(clamp=0.0, maximum=0.0, where_ge=0.0).replace('"grad": slope', '"grad": 0.0'),
      ("wrong", "every kink gives 0", ("kink_convention",))),
     ("kink_conventions", _kinks(maximum=0.0), ("wrong", "maximum's tie not split", ("max_ties", "kink_convention"))),
@@ -52,14 +59,22 @@ ANSWERS = [
     ("where_nan_trap", 'where_grad = [0.5 / v**0.5 if v > 0 else float("nan") for v in x_values]', R),
     ("where_nan_trap", 'where_grad = [0.5 / v**0.5 if v > 0 else 0.0 for v in x_values]', ("wrong", "where thought to guard backward", ("where_nan",))),
     ("where_nan_trap", 'where_grad = [0.5 / v**0.5 if v > 0 else (float("inf") if v == 0 else float("nan")) for v in x_values]',
-     ("wrong", "sqrt's infinite slope at 0 kept as inf", ("where_nan", "sqrt_slope_at_zero"))),
+     ("wrong", "sqrt's infinite slope at 0 kept as inf", ("where_nan", "sqrt_slope_at_zero"), ('norm_at_zero',))),
     ("where_nan_trap", 'where_grad = [0.5 / v**0.5 if v > 0 else (float("nan") if v == 0 else 0.0) for v in x_values]',
      ("wrong", "only the zero is NaN", ("where_nan",))),
     # anomaly_culprit
-    ("anomaly_culprit", 'culprit = "SqrtBackward0"', R),
-    ("anomaly_culprit", 'x = torch.tensor(x_values, requires_grad=True)\nculprit = type(torch.sqrt(x).grad_fn)', R),
-    ("anomaly_culprit", 'x = torch.tensor(x_values, requires_grad=True)\nculprit = torch.sqrt(x).grad_fn.name()', R),
-    ("anomaly_culprit", 'culprit = "WhereBackward0"', ("wrong", "blames where, the last node", ("anomaly_first_nan",))),
+    # relabelled after the replay: the setup's op changes with the values; these use the shown one
+    ("anomaly_culprit", 'culprit = "SqrtBackward0"', ("wrong", "the shown op's node typed in", ("shown_values_only",))),
+    ("anomaly_culprit", 'x = torch.tensor(x_values, requires_grad=True)\nculprit = type(torch.sqrt(x).grad_fn)',
+     ("wrong", "the shown op used instead of op", ("shown_values_only",))),
+    ("anomaly_culprit", 'x = torch.tensor(x_values, requires_grad=True)\nculprit = torch.sqrt(x).grad_fn.name()',
+     ("wrong", "the shown op used instead of op", ("shown_values_only",))),
+    ("anomaly_culprit", 'x = torch.tensor(x_values, requires_grad=True)\nculprit = type(getattr(torch, op)(x).grad_fn)', R),
+    ("anomaly_culprit", 'x = torch.tensor(x_values, requires_grad=True)\nculprit = None\ntry:\n'
+                        '    with torch.autograd.detect_anomaly():\n'
+                        '        torch.where(x > 0, getattr(torch, op)(x), 0.0).sum().backward()\n'
+                        'except RuntimeError as e:\n    culprit = str(e).split("\'")[1]', R),
+    ("anomaly_culprit", 'culprit = "WhereBackward0"', ("wrong", "blames where, the last node", ("anomaly_first_nan",), ('where_nan',))),
     ("anomaly_culprit", 'culprit = None', ("wrong", "thinks no NaN", ("where_nan", "anomaly_first_nan"))),
     ("anomaly_culprit", 'culprit = "SumBackward0"', ("wrong", "blames the first node walked", ("anomaly_first_nan",))),
     # safe_sqrt
@@ -68,7 +83,9 @@ ANSWERS = [
     ("safe_sqrt", 'def safe_sqrt(x):\n    pos = x > 0\n    out = torch.zeros_like(x)\n    out[pos] = x[pos].sqrt()\n    return out\n', R),
     ("safe_sqrt", 'def safe_sqrt(x):\n    return torch.where(x > 0, x.sqrt(), 0.0)\n', ("wrong", "where alone", ("where_nan",))),
     ("safe_sqrt", 'def safe_sqrt(x):\n    return x.clamp(min=0).sqrt()\n', ("wrong", "clamp then sqrt: inf at 0", ("sqrt_slope_at_zero",))),
-    ("safe_sqrt", 'def safe_sqrt(x):\n    return torch.relu(x).sqrt()\n', ("wrong", "relu then sqrt: inf at 0", ("sqrt_slope_at_zero",))),
+    # relabelled after the replay: relu's backward selects (threshold_backward), it does not
+    # multiply, so sqrt's inf at 0 never reaches x.grad; this answer is right
+    ("safe_sqrt", 'def safe_sqrt(x):\n    return torch.relu(x).sqrt()\n', R),
     # where_nan_fix
     ("where_nan_fix", 'def sinc(x):\n    safe = torch.where(x != 0, x, torch.ones_like(x))\n'
                       '    return torch.where(x != 0, torch.sin(safe) / safe, 1.0)\n', R),

@@ -38,7 +38,7 @@ ANSWERS = [
     ("second_derivative_cube", _SECOND + 'second = [g, h]', R),
     ("second_derivative_cube", _SECOND + 'second = [g.item(), h.item()]', R),
     ("second_derivative_cube", _SECOND + 'second = torch.stack([g, h])', R),
-    ("second_derivative_cube", _SECOND + 'second = [h, g]', ("wrong", "f' and f'' swapped; equal at x0 = 2", ("shown_values_only",))),
+    ("second_derivative_cube", _SECOND + 'second = [h, g]', ("wrong", "f' and f'' swapped; equal at x0 = 2", ("shown_values_only",), ("reordered",))),
     ("second_derivative_cube", 'x = torch.tensor(x0, requires_grad=True)\ny = x ** 3\ny.backward(create_graph=True)\n'
                                'g = x.grad.clone()\nx.grad.backward()\nsecond = [g, x.grad]',
      ("wrong", "the second backward adds into .grad", ("second_derivative_accumulates",))),
@@ -49,8 +49,8 @@ ANSWERS = [
     ("hessian_cubes", 'H = [[6 * x_values[0], 0.0], [0.0, 6 * x_values[1]]]', R),
     ("hessian_cubes", _HESS + 'row = torch.autograd.grad(g.sum(), x)[0]\nH = torch.stack([row, row])',
      ("wrong", "the gradient of the sum for every row", ("hessian_rows",))),
-    ("hessian_cubes", 'H = [[3 * x_values[0] ** 2, 0.0], [0.0, 3 * x_values[1] ** 2]]', ("wrong", "the gradient on the diagonal", ())),
-    ("hessian_cubes", _HESS + 'H = torch.diag(g.detach())', ("wrong", "one derivative too few", ())),
+    ("hessian_cubes", 'H = [[3 * x_values[0] ** 2, 0.0], [0.0, 3 * x_values[1] ** 2]]', ("wrong", "the gradient on the diagonal", (), ('value_not_derivative',))),
+    ("hessian_cubes", _HESS + 'H = torch.diag(g.detach())', ("wrong", "one derivative too few", (), ('value_not_derivative',))),
     # hessian_quadratic
     ("hessian_quadratic", 'M = torch.tensor(M_values)\nH_quad = torch.autograd.functional.hessian(lambda x: x @ M @ x, torch.tensor(x_values))', R),
     ("hessian_quadratic", 'M = torch.tensor(M_values)\nH_quad = M + M.T', R),

@@ -135,8 +135,8 @@ ANSWERS = [
                           '    return w.grad\n', R),
     ("grad_accumulation", _ACC.format(scale="", extra=""), ("wrong", "micro-batch losses not divided by k", ("accumulation_not_averaged", "factor_k"))),
     ("grad_accumulation", _ACC.format(scale=" / k", extra="        w.grad = None\n"),
-     ("wrong", "zeroed between micro-batches", ())),
-    ("grad_accumulation", _ACC.format(scale=" / len(X)", extra=""), ("wrong", "divided by the batch size", ("accumulation_not_averaged",))),
+     ("wrong", "zeroed between micro-batches", (), ('accumulation',))),
+    ("grad_accumulation", _ACC.format(scale=" / len(X)", extra=""), ("wrong", "divided by the batch size", ("accumulation_not_averaged",), ('factor_one_over_k',))),
     # clip_grad_norm (by hand)
     ("clip_grad_norm", 'import math\ntotal = math.sqrt(sum(v * v for v in g1 + g2))\ns = min(1.0, max_norm / (total + 1e-6))\n'
                        'clipped = {"clip": {"returned": total, "g1": [v * s for v in g1], "g2": [v * s for v in g2]}}', R),
@@ -186,7 +186,7 @@ ANSWERS = [
     ("saved_tensor_count", _COUNT.format(pack="        if id(t) not in seen:\n            seen.add(id(t))\n            count[0] += 1\n", unpack=""),
      ("wrong", "a tensor saved twice counted once", ("saved_per_use",))),
     ("saved_tensor_count", _COUNT.format(pack="        if t.requires_grad:\n            count[0] += 1\n", unpack=""),
-     ("wrong", "only tensors that require grad counted", ())),
+     R),  # relabelled after the replay: every tensor these functions save requires grad
     # dual_jvp
     ("dual_jvp", _DUAL.format(tangent="v", ret="fwAD.unpack_dual(out).tangent"), R),
     ("dual_jvp", _DUAL.format(tangent="v", ret="fwAD.unpack_dual(out)[1].clone()"), R),
@@ -218,6 +218,6 @@ ANSWERS = [
     ("round_ste", 'def round_ste(x):\n    return x + (torch.round(x) - x).detach()\n', R),
     ("round_ste", 'def round_ste(x):\n    return (torch.round(x) - x).detach() + x\n', R),
     ("round_ste", 'def round_ste(x):\n    return torch.round(x)\n', ("wrong", "plain round: zero gradient", ("round_zero_gradient",))),
-    ("round_ste", 'def round_ste(x):\n    return torch.round(x) + x.detach() - x\n', ("wrong", "the detach on the wrong term: gradient -1", ("straight_through", "sign_error"))),
+    ("round_ste", 'def round_ste(x):\n    return torch.round(x) + x.detach() - x\n', ("wrong", "the detach on the wrong term: gradient -1", ("straight_through", "sign_error"), ("detach_cuts_path",))),
     ("round_ste", 'def round_ste(x):\n    return torch.round(x.detach()) * x / x.detach()\n', ("wrong", "a rescaled identity: gradient round(x)/x", ("straight_through",))),
 ]
