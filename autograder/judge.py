@@ -228,29 +228,37 @@ def diagnose(check: Check, answer: Canonical, variant: int = 0) -> int | None:
     for i, value in check.variants[variant].wrong:
         if _same(check.kind, answer, value):
             return i
-    if isinstance(check.kind, Table) and isinstance(answer, dict):
+    if isinstance(answer, dict) or (isinstance(answer, torch.Tensor) and answer.numel() > 1):
         return _in_part(check, answer, variant)
     return None
 
 
-def _in_part(check: Check, answer: dict, variant: int) -> int | None:
-    """A table that is wrong only in cells a known mistake changes (at least half of them), and
+def _cells(kind: Kind, a: Canonical, b: Canonical) -> list[bool]:
+    """Which cells (of a table) or entries (of an array) of ``a`` agree with ``b``."""
+    if isinstance(kind, Table):
+        return kind._cells(a, b)
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape:
+        raise TypeError("not comparable entry by entry")
+    x, y = a.reshape(-1), b.reshape(-1)
+    return [numbers_close(x[i:i + 1], y[i:i + 1], kind.rtol, kind.atol) for i in range(y.numel())]
+
+
+def _in_part(check: Check, answer: Canonical, variant: int) -> int | None:
+    """A table (or array) wrong only in cells a known mistake changes (at least half of them), and
     there exactly as that mistake has them, shows that mistake in part. When several fit,
     the one that changes the fewest cells; none when the closest ones name different causes."""
     kind, ref = check.kind, check.variants[variant].reference
     try:
-        wrong_here = {j for j, ok in enumerate(kind._cells(answer, ref)) if not ok}
+        wrong_here = {j for j, ok in enumerate(_cells(kind, answer, ref)) if not ok}
     except (TypeError, KeyError, RuntimeError):
         return None
     if not wrong_here:
         return None
     fits: list[tuple[int, int]] = []  # (cells the mistake changes, index)
     for i, value in check.variants[variant].wrong:
-        if not isinstance(value, dict):
-            continue
         try:
-            theirs = {j for j, ok in enumerate(kind._cells(value, ref)) if not ok}
-            agree = kind._cells(answer, value)
+            theirs = {j for j, ok in enumerate(_cells(kind, value, ref)) if not ok}
+            agree = _cells(kind, answer, value)
         except (TypeError, KeyError, RuntimeError):
             continue
         # at least half of the mistake's cells: one shared True/False alone is no evidence
