@@ -120,11 +120,11 @@ def generic_slip(kind: Kind, answer: Canonical, ref: Canonical) -> str | None:
         return None
     if answer.shape != ref.shape:
         return _shape_slip(kind, answer, ref)
-    if answer.shape != ref.shape or not ref.isfinite().all() or not bool((ref != 0).any()):
+    if _some_negated(kind, answer, ref):  # NaN and inf entries must agree; the others flip or not
+        return "sign_flipped"
+    if not ref.isfinite().all() or not bool((ref != 0).any()):
         return None
     if _close(kind, answer, -ref):
-        return "sign_flipped"
-    if _some_negated(kind, answer, ref):
         return "sign_flipped"
     if _reordered(kind, answer, ref):
         return "reordered"
@@ -180,7 +180,7 @@ def _shape_slip(kind: Kind, answer: torch.Tensor, ref: torch.Tensor) -> str | No
     entries where their sum was asked, a transposed matrix."""
     if not (ref.isfinite().all() and answer.isfinite().all()):
         return None
-    near = lambda a, b: a.shape == b.shape and numbers_close(a, b, kind.rtol, kind.atol)  # noqa: E731
+    near = lambda a, b: a.shape == b.shape and numbers_close(a, b, kind.rtol, kind.atol)
     if ref.numel() > 1 and answer.numel() == 1 and near(answer.reshape(()), ref.sum()):
         return "summed"
     if ref.dim() >= 2 and any(near(answer, ref.sum(d)) for d in range(ref.dim())):

@@ -127,6 +127,7 @@ CATALOGUE: dict[str, str] = {
     "error_purpose": "What an autograd error protects you from",
     "target_not_detached": "A constant target was left in the graph, or the prediction was detached instead",
     "prompt_requirement": "The answer does not do what the prompt requires (dtype, side effects, form)",
+    "derivative_order_off": "One derivative order off: a derivative one order too high or too low",
 }
 
 

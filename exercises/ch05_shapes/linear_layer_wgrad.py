@@ -5,7 +5,7 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, value_instead
 from autograder.kinds import Tensor
 from autograder.numeric import gradient
 
@@ -105,5 +105,8 @@ W_grad = [[x0[i] * open_[j] for j in range(2)] for i in range(2)]        # dL/dW
               "local factor ∂z_j/∂W_ij = x_i. Each weight's gradient is the upstream gradient "
               "times the input that the weight multiplies.",
               "Nudge W_ij by h: by how much does z_j move?"),
+        value_instead(lambda x, W, b: [[x[i] * (sum(x[m] * W[m][j] for m in range(2)) + b[j])
+                                        for j in range(2)] for i in range(2)],
+                      "z = xW + b, the ReLU's input, where ReLU'(z) belongs"),
     ),
 )

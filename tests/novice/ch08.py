@@ -42,15 +42,15 @@ ANSWERS = [
     ("second_derivative_cube", 'x = torch.tensor(x0, requires_grad=True)\ny = x ** 3\ny.backward(create_graph=True)\n'
                                'g = x.grad.clone()\nx.grad.backward()\nsecond = [g, x.grad]',
      ("wrong", "the second backward adds into .grad", ("second_derivative_accumulates",))),
-    ("second_derivative_cube", _SECOND + 'second = [y, g]', ("wrong", "one order too low: f and f'", ("value_not_derivative",))),
+    ("second_derivative_cube", _SECOND + 'second = [y, g]', ("wrong", "one order too low: f and f'", ("value_not_derivative",), ("derivative_order_off",))),
     # hessian_cubes
     ("hessian_cubes", _HESS + 'H = torch.stack([torch.autograd.grad(g[i], x, retain_graph=True)[0] for i in range(2)])', R),
     ("hessian_cubes", 'H = torch.autograd.functional.hessian(lambda x: (x ** 3).sum(), torch.tensor(x_values))', R),
     ("hessian_cubes", 'H = [[6 * x_values[0], 0.0], [0.0, 6 * x_values[1]]]', R),
     ("hessian_cubes", _HESS + 'row = torch.autograd.grad(g.sum(), x)[0]\nH = torch.stack([row, row])',
      ("wrong", "the gradient of the sum for every row", ("hessian_rows",))),
-    ("hessian_cubes", 'H = [[3 * x_values[0] ** 2, 0.0], [0.0, 3 * x_values[1] ** 2]]', ("wrong", "the gradient on the diagonal", (), ('value_not_derivative',))),
-    ("hessian_cubes", _HESS + 'H = torch.diag(g.detach())', ("wrong", "one derivative too few", (), ('value_not_derivative',))),
+    ("hessian_cubes", 'H = [[3 * x_values[0] ** 2, 0.0], [0.0, 3 * x_values[1] ** 2]]', ("wrong", "the gradient on the diagonal", (), ('value_not_derivative', 'derivative_order_off'))),
+    ("hessian_cubes", _HESS + 'H = torch.diag(g.detach())', ("wrong", "one derivative too few", (), ('value_not_derivative', 'derivative_order_off'))),
     # hessian_quadratic
     ("hessian_quadratic", 'M = torch.tensor(M_values)\nH_quad = torch.autograd.functional.hessian(lambda x: x @ M @ x, torch.tensor(x_values))', R),
     ("hessian_quadratic", 'M = torch.tensor(M_values)\nH_quad = M + M.T', R),
