@@ -127,6 +127,13 @@ def figures(outcomes: list[Outcome]) -> dict[str, Any]:
     }
 
 
+def first_written(outcomes: list[Outcome]) -> dict[str, Any]:
+    """The figures with the labels as first written (the ids added after review left out)."""
+    from dataclasses import replace
+
+    return figures([replace(o, reviewed=()) for o in outcomes])
+
+
 def summary(f: dict[str, Any]) -> str:
     return (f"novice corpus: {f['answers']} answers to {f['exercises']} exercises; "
             f"right rejected {f['right_rejected']}, wrong accepted {f['wrong_accepted']}, "
@@ -140,6 +147,7 @@ def misses(outcomes: list[Outcome]) -> list[Outcome]:
 
 
 def write_results(f: dict[str, Any], outcomes: list[Outcome]) -> None:
+    g = first_written(outcomes)
     lines = ["# Novice corpus replay", "", "Written by `tests/novice/replay.py` (also run by "
              "`tests/test_novice.py`).", "", "| figure | value | aim |", "|---|---|---|",
              f"| answers (exercises) | {f['answers']} ({f['exercises']}) | ≥ 350 (all) |",
@@ -150,8 +158,10 @@ def write_results(f: dict[str, Any], outcomes: list[Outcome]) -> None:
              f"{f['wrong_answers']} ({f['specific_true_pct']}%) | ≥ 85% |",
              "", f"Of the specific true diagnoses, {f['true_only_after_review']} are true by an id added to "
              "the label after reading the diagnosis's explanation (the 4th element of a label; each "
-             "is the unit's name for the mechanism the label describes).", ""]
-    left = [o for o in misses(outcomes)]
+             "is the unit's name for the mechanism the label describes). With the labels as first "
+             f"written: misdiagnoses {g['misdiagnosed']}, specific true diagnoses {g['specific_true']} "
+             f"of {g['wrong_answers']} ({g['specific_true_pct']}%).", ""]
+    left = misses(outcomes)
     if left:
         lines += ["## Answers that miss an aim", "", "| exercise | label | verdict | diagnosis |",
                   "|---|---|---|---|"]
