@@ -377,7 +377,9 @@ def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
     hit = None if public["status"] == "correct" else \
         next((r["wrong"] for r in results if r.get("wrong") is not None), None)
     slip = _consistent(results)
-    if slip is None and hit is None and public["status"] == "correct" and fb.score < 1.0:
+    failing = [r for r in results[1:] if r["status"] != "correct"]
+    if slip is None and hit is None and public["status"] == "correct" and failing and \
+            all(r["status"] == "wrong" for r in failing):  # read and wrong there, not a crash
         slip = "typed_in" if _constant(check, results) else "shown_values_only"
     fb.message = _summary(check, results, slip)
     unmet = next((r["unmet"] for r in results if r.get("unmet") is not None), None)

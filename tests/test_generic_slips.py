@@ -72,6 +72,12 @@ def test_a_slip_at_the_shown_values_alone_is_not_named() -> None:
     assert _consistent([{"status": "correct"}, {"status": "wrong", "slip": "rounded"}]) == "rounded"
 
 
+def test_an_answer_cell_that_fails_at_other_values_is_not_called_typed_in() -> None:
+    # right at x0 = 3, raises elsewhere: the message says it raised, no 'typed in'
+    fb = replay.run_one("sum_rule", "assert x0 == 3.0\ndz_dx = 11")
+    assert fb.verdict == "partial" and fb.misconception is None
+
+
 def test_a_shape_changing_answer_that_is_no_slip_still_cannot_be_judged() -> None:
     fb = replay.run_one("mse_mean_grad", "pred_grad = [1.0, 2.0]")
     assert fb.verdict == "invalid" and "shape" in fb.message
