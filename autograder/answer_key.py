@@ -90,12 +90,16 @@ def _practice(exercise_id: str) -> tuple[tuple[dict[str, Any], Variant], ...]:
     varies = any(not _same(ex, reference(exercise_id, v), shown) for v in range(1, len(grading)))
     coincide = coinciding(exercise_id)
     chosen: list[tuple[dict[str, Any], Variant]] = []
-    for _ in range(PRACTICE_TRIES):
+    for attempt in range(2 * PRACTICE_TRIES):
         if len(chosen) == PRACTICE_SETS:
             break
         params = ex.draw(rng)
         if params in grading or any(params == p for p, _ in chosen) or \
                 (len(setups) > 1 and ex.setup_code(params) in setups):
+            continue
+        # first try draws where every parameter moves off its shown value, so that a parameter
+        # typed in as a number (3 passes for n) shows too; then any draw
+        if attempt < PRACTICE_TRIES and any(params.get(k) == v for k, v in ex.params.items()):
             continue
         try:
             at = variant_at(ex, params)

@@ -28,6 +28,33 @@ class Wrong:
     hint: str  # leads to the fix without giving the answer
 
 
+# Shared wrong answers: the same mistake at many exercises, with one explanation. A unit declares
+# what the mistaken answer is (a function of its parameters) and names it in a few words.
+VALUE_INSTEAD = (
+    "This is the value of {what}: what the forward pass computes, not a derivative. A gradient "
+    "says how that value changes when the input moves a little.",
+    "Differentiate: by how much does {what} move when its input moves by a small h?")
+ORDER_OFF = (
+    "This is {what}: one derivative order {direction} than the question asks. Count how many "
+    "times the function is differentiated on the way to the answer.",
+    "Write the function, then differentiate it once per order asked, checking each step.")
+
+
+def value_instead(value: Callable[..., Any], what: str, hint: str | None = None) -> Wrong:
+    """The function's value given where its derivative was asked ("the value of y = x²")."""
+    explanation, shared_hint = VALUE_INSTEAD
+    return Wrong("value_not_derivative", value, explanation.format(what=what),
+                 hint or shared_hint.format(what=what))
+
+
+def order_off(value: Callable[..., Any], what: str, *, higher: bool, hint: str | None = None) -> Wrong:
+    """A derivative one order too high or too low ("the gradient where the Hessian was asked")."""
+    explanation, shared_hint = ORDER_OFF
+    return Wrong("derivative_order_off", value,
+                 explanation.format(what=what, direction="higher" if higher else "lower"),
+                 hint or shared_hint)
+
+
 @dataclass(frozen=True)
 class Require:
     """Something the prompt asks of the answer beyond its value (float64, the input left as it

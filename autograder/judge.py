@@ -51,7 +51,8 @@ LIMITS = {
 # mechanism, a hint). Only for numbers and tensors, only when no listed wrong answer matched.
 GENERIC = {
     "sign_flipped": ("The sign is flipped",
-                     "Your numbers have the right size but the opposite sign.",
+                     "Your numbers have the right size but the opposite sign (all of them, or the "
+                     "ones that are not right yet).",
                      "Follow the signs through each step of the chain rule: which factor is negative?"),
     "factor_two": ("Off by a factor of 2",
                    "Your answer is twice the right value: a term counted twice, or the 2 of a square "
@@ -82,23 +83,51 @@ GENERIC = {
                 "Compute from the parameters in float64 (plain Python floats are), with the exact "
                 "formula rather than an estimate."),
     "summed": ("A sum where the entries were asked",
-               "Your number is the sum of the entries the answer has: the per-element values were "
-               "asked for.",
+               "Your answer adds up entries the right answer keeps apart (all of them into one "
+               "number, or the rows of a batch into one row): the per-element values were asked for.",
                "Keep one value per element: which tensor's .grad is it, and what shape does it have?"),
+    "reordered": ("The right numbers in the wrong order",
+                  "Your answer holds the right numbers, but not in the places the question asks "
+                  "for: rows or entries swapped.",
+                  "Read the order the prompt gives, row by row, and match each of your numbers to it."),
+    "per_element": ("The entries where their sum was asked",
+                    "Your numbers add up to the right answer: you gave the per-element values (one "
+                    "per entry or per sample) where the question asks for one number, their sum.",
+                    "The answer is a single number: what reduces your entries to it?"),
+    "typed_in": ("Typed in, not computed",
+                 "Your answer is the same at every set of values the self-check tried: it was typed "
+                 "in, or computed from numbers copied out of the prompt, so it is right only where "
+                 "those numbers happen to hold.",
+                 "Write the answer with the names the setup cell defines, so that it follows them "
+                 "when they change."),
+    "shown_values_only": ("Right at the shown values only",
+                          "Your answer changes with the parameters, but agrees with the right one only "
+                          "at the values shown in the notebook: a formula that coincides with the right "
+                          "one at that point, or a number from the prompt written where a parameter "
+                          "belongs.",
+                          "Work your formula at a second set of values by hand (or with torch) and "
+                          "compare; look for a number in your cell that should be a parameter."),
 }
+
+# families of slips that describe the same kind of error with different sizes (see _consistent)
+SLIP_FAMILY = {"factor_two": "factor_k", "factor_k": "factor_k",
+               "factor_half": "factor_one_over_k", "factor_one_over_k": "factor_one_over_k"}
 
 
 def generic_slip(kind: Kind, answer: Canonical, ref: Canonical) -> str | None:
     """The generic slip this wrong answer shows, if one fits (sign, factor, transpose, sum)."""
     if not isinstance(answer, torch.Tensor) or not isinstance(ref, torch.Tensor):
         return None
-    if ref.numel() > 1 and answer.numel() == 1 and ref.isfinite().all() and \
-            _close(kind, answer.reshape(()), ref.sum()):
-        return "summed"
-    if answer.shape != ref.shape or not ref.isfinite().all() or not bool((ref != 0).any()):
+    if answer.shape != ref.shape:
+        return _shape_slip(kind, answer, ref)
+    if _some_negated(kind, answer, ref):  # NaN and inf entries must agree; the others flip or not
+        return "sign_flipped"
+    if not ref.isfinite().all() or not bool((ref != 0).any()):
         return None
     if _close(kind, answer, -ref):
         return "sign_flipped"
+    if _reordered(kind, answer, ref):
+        return "reordered"
     for factor, slip in ((2.0, "factor_two"), (0.5, "factor_half")):
         if _close(kind, answer, factor * ref):
             return slip
@@ -112,6 +141,68 @@ def generic_slip(kind: Kind, answer: Canonical, ref: Canonical) -> str | None:
     if numbers_close(answer, ref, ROUNDED_RTOL, kind.atol):
         return "rounded"
     return None
+
+
+def _some_negated(kind: Kind, answer: torch.Tensor, ref: torch.Tensor) -> bool:
+    """Every entry right or right with its sign flipped, and at least one flipped."""
+    a, r = answer.reshape(-1), ref.reshape(-1)
+    if not (a.isfinite().all() and r.isfinite().all()):
+        # entries that are NaN or infinite must agree exactly; the finite ones are compared
+        same_odd = torch.equal(torch.isnan(a), torch.isnan(r)) and \
+            torch.equal(torch.isinf(a), torch.isinf(r)) and torch.equal(a[torch.isinf(a)], r[torch.isinf(r)])
+        keep = r.isfinite() & a.isfinite()
+        if not same_odd or not bool(keep.any()):
+            return False
+        a, r = a[keep], r[keep]
+    flipped = [not numbers_close(a[i:i + 1], r[i:i + 1], kind.rtol, kind.atol) for i in range(r.numel())]
+    if not any(flipped):
+        return False
+    return all(not f or (bool(r[i] != 0) and numbers_close(a[i:i + 1], -r[i:i + 1], kind.rtol, kind.atol))
+               for i, f in enumerate(flipped))
+
+
+def _reordered(kind: Kind, answer: torch.Tensor, ref: torch.Tensor) -> bool:
+    """The right rows (or entries) in another order."""
+    if ref.dim() == 0 or ref.shape[0] < 2 or not (ref.isfinite().all() and answer.isfinite().all()):
+        return False
+    rows, left = list(answer), list(ref)
+    for row in rows:
+        match = next((k for k, other in enumerate(left)
+                      if numbers_close(row, other, kind.rtol, kind.atol)), None)
+        if match is None:
+            return False
+        left.pop(match)
+    return True
+
+
+def _shape_slip(kind: Kind, answer: torch.Tensor, ref: torch.Tensor) -> str | None:
+    """The slips that change an answer's shape: a sum over all entries or over one axis, the
+    entries where their sum was asked, a transposed matrix."""
+    if not (ref.isfinite().all() and answer.isfinite().all()):
+        return None
+    near = lambda a, b: a.shape == b.shape and numbers_close(a, b, kind.rtol, kind.atol)
+    if ref.numel() > 1 and answer.numel() == 1 and near(answer.reshape(()), ref.sum()):
+        return "summed"
+    if ref.dim() >= 2 and any(near(answer, ref.sum(d)) for d in range(ref.dim())):
+        return "summed"
+    if ref.numel() == 1 and answer.numel() > 1 and near(answer.sum(), ref.reshape(())):
+        return "per_element"
+    if ref.dim() == 2 and answer.shape == ref.T.shape and bool((ref != 0).any()) and near(answer, ref.T):
+        return "transposed"
+    return None
+
+
+def _other_shape(kind: Kind, answer: Plain) -> torch.Tensor | None:
+    """A numeric answer that the kind refused for its shape, read as it is: only to recognise a
+    slip that changes the shape (a sum, a transpose); it is never right."""
+    from .kinds import Number, Tensor
+
+    if not isinstance(kind, Number | Tensor) or answer.get("t") != "array" or answer.get("boxed"):
+        return None
+    try:
+        return Tensor(shape=tuple(answer["shape"])).canonical(answer)
+    except Exception:  # noqa: BLE001 - only a reading for a diagnosis: anything odd is no slip
+        return None
 
 
 ROUNDED_RTOL = 3e-3  # within this, but outside the kind's tolerance: the digits say "rounding"
@@ -140,8 +231,15 @@ def diagnose(check: Check, answer: Canonical, variant: int = 0) -> int | None:
 
 def matches(check: Check, answer: Canonical, variant: int = 0) -> list[int]:
     """Indices of every known wrong answer this answer matches at this variant (two mistakes
-    can give the same number at some values: 4x and 4x² at x = 1)."""
-    return [i for i, value in check.variants[variant].wrong if _same(check.kind, answer, value)]
+    can give the same number at some values: 4x and 4x² at x = 1); for a table or an array
+    with no exact match, the mistake it follows in part (``_in_part``)."""
+    exact = [i for i, value in check.variants[variant].wrong if _same(check.kind, answer, value)]
+    if exact:
+        return exact
+    if isinstance(answer, dict) or (isinstance(answer, torch.Tensor) and answer.numel() > 1):
+        part = _in_part(check, answer, variant)
+        return [] if part is None else [part]
+    return []
 
 
 def believed(check: Check, results: list[dict]) -> tuple[int | None, bool]:
@@ -167,6 +265,45 @@ def believed(check: Check, results: list[dict]) -> tuple[int | None, bool]:
     if not candidates:
         return None, False
     return candidates[0], len(candidates) > 1
+
+
+def _cells(kind: Kind, a: Canonical, b: Canonical) -> list[bool]:
+    """Which cells (of a table) or entries (of an array) of ``a`` agree with ``b``."""
+    if isinstance(kind, Table):
+        return kind._cells(a, b)
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape:
+        raise TypeError("not comparable entry by entry")
+    x, y = a.reshape(-1), b.reshape(-1)
+    return [numbers_close(x[i:i + 1], y[i:i + 1], kind.rtol, kind.atol) for i in range(y.numel())]
+
+
+def _in_part(check: Check, answer: Canonical, variant: int) -> int | None:
+    """A table (or array) wrong only in cells a known mistake changes (at least half of them), and
+    there exactly as that mistake has them, shows that mistake in part. When several fit,
+    the one that changes the fewest cells; none when the closest ones name different causes."""
+    kind, ref = check.kind, check.variants[variant].reference
+    try:
+        wrong_here = {j for j, ok in enumerate(_cells(kind, answer, ref)) if not ok}
+    except (TypeError, KeyError, RuntimeError):
+        return None
+    if not wrong_here:
+        return None
+    fits: list[tuple[int, int]] = []  # (cells the mistake changes, index)
+    for i, value in check.variants[variant].wrong:
+        try:
+            theirs = {j for j, ok in enumerate(_cells(kind, value, ref)) if not ok}
+            agree = _cells(kind, answer, value)
+        except (TypeError, KeyError, RuntimeError):
+            continue
+        # at least half of the mistake's cells: one shared True/False alone is no evidence
+        if wrong_here <= theirs and 2 * len(wrong_here) >= len(theirs) and all(agree[j] for j in wrong_here):
+            fits.append((len(theirs), i))
+    if not fits:
+        return None
+    fewest = min(n for n, _ in fits)
+    closest = {i for n, i in fits if n == fewest}
+    causes = {check.wrong[i].misconception for i in closest}
+    return min(closest) if len(causes) == 1 else None
 
 
 def _same(kind: Kind, a: Canonical, b: Canonical) -> bool:
@@ -223,11 +360,15 @@ def judge_variant(check: Check, variant: int, answer: Plain) -> dict:
                                                                          LIMITS["cpu"])}
     if t == "error":
         return {"status": "invalid", "score": 0.0, "message": error_message(answer)}
+    ref = check.variants[variant].reference
     try:
         canon = check.kind.canonical(answer)
     except Invalid as e:
-        return {"status": "invalid", "score": 0.0, "message": str(e)}
-    ref = check.variants[variant].reference
+        other = _other_shape(check.kind, answer)
+        slip = generic_slip(check.kind, other, ref) if other is not None else None
+        if slip is None:
+            return {"status": "invalid", "score": 0.0, "message": str(e)}
+        return {"status": "wrong", "score": 0.0, "canonical": other, "wrong": None, "slip": slip}
     unmet = _unmet(check, answer)
     right = _same(check.kind, canon, ref)
     if right and unmet is None:
@@ -268,11 +409,19 @@ def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
     fb.score = sum(r["score"] for r in results) / len(results)
     fb.verdict = "correct" if fb.score == 1.0 else "partial" if fb.score > 0 else "wrong"
     hit, ambiguous = believed(check, results)
-    fb.message = _summary(check, results, hit)
+    # a listed wrong answer never equals the right one at the shown values (tests/test_exercises):
+    # an answer right there does not follow it, whatever it matches elsewhere
+    if public["status"] == "correct":
+        hit, ambiguous = None, False
+    slip = _consistent(results)
+    failing = [r for r in results[1:] if r["status"] != "correct"]
+    if slip is None and hit is None and public["status"] == "correct" and failing and \
+            all(r["status"] == "wrong" for r in failing):  # read and wrong there, not a crash
+        slip = "typed_in" if _constant(check, results) else "shown_values_only"
+    fb.message = _summary(check, results, hit, slip)
     if ambiguous:
         fb.message += (" At these values two known mistakes give this same number; the values "
                        "that tell them apart were not tried (run the check in the notebook).")
-    slip = results[0].get("slip")  # at the shown values only: elsewhere a slip can be chance
     unmet = next((r["unmet"] for r in results if r.get("unmet") is not None), None)
     if unmet is not None and hit is None:
         req = check.requires[unmet]
@@ -290,7 +439,26 @@ def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
     return fb
 
 
-def _summary(check: Check, results: list[dict], hit: int | None) -> str:
+def _consistent(results: list[dict]) -> str | None:
+    """The slip at the shown values, if every other variant where the answer is wrong shows the
+    same kind of slip (a factor of 2 here and 3 there is still 'a whole multiple'); a slip at the
+    shown values alone can be chance."""
+    failing = [r for r in results if r["status"] != "correct"]
+    if not failing:
+        return None
+    # the shown values first; an answer right there is judged by where it fails
+    slip, others = failing[0].get("slip"), [r.get("slip") for r in failing[1:]]
+    if slip is None:
+        return None
+    if all(o == slip for o in others):
+        return slip
+    family = SLIP_FAMILY.get(slip)
+    if family is not None and all(SLIP_FAMILY.get(o) == family for o in others):
+        return family
+    return None
+
+
+def _summary(check: Check, results: list[dict], hit: int | None, slip: str | None = None) -> str:
     public, hidden = results[0], results[1:]
     unmet = next((r for r in results if r.get("unmet") is not None), None)
     if unmet is not None and not any(r.get("wrong") is not None for r in results):
@@ -310,7 +478,7 @@ def _summary(check: Check, results: list[dict], hit: int | None) -> str:
     if public.get("cells"):
         shown = ", ".join(public["cells"][:6])
         return f"Some entries are not right yet: {shown}."
-    if public["status"] == "wrong" and public.get("slip"):
+    if public["status"] == "wrong" and slip is not None:
         return "Not right yet, and the way it differs says why (below)."
     if public["status"] == "wrong" and public.get("wrong") is None:
         return _shape_note(check, public) or _what_differs(check, public)

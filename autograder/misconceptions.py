@@ -138,6 +138,7 @@ CATALOGUE: dict[str, str] = {
     "xent_mean_dropped": "A mean loss puts 1/N into every gradient",
     "relu_mask_missing": "ReLU's backward passes the gradient only where its input was positive",
     "loop_several_bugs": "Several bugs of a training loop left in",
+    "derivative_order_off": "One derivative order off: a derivative one order too high or too low",
 }
 
 

@@ -77,9 +77,11 @@ $x_0 = {{x0|pretty}}$ and with fresh values.
               "Keep the graph alive for the second call, or add the two losses and call "
               "backward() once."),
         Wrong("accumulation", lambda x0: 6 * x0**2,
-              "This is the second loss's gradient alone, 6x²: the first gradient was zeroed (or "
-              "the graph rebuilt with .grad reset) between the calls. The question asks for both "
-              "losses, and backward() adds them in x.grad if you let it.",
-              "Do not reset x.grad between the two calls."),
+              "This is 6x², the gradient of one of the two losses counted on its own: the second "
+              "loss 2y alone (x.grad zeroed, or the graph rebuilt with .grad reset, between the "
+              "calls), or the first loss y walked twice in place of 2y. The question asks for both "
+              "losses, y and 2y, and backward() adds them in x.grad if you let it.",
+              "Call backward() once for each of the two losses, y and 2y, without resetting x.grad "
+              "in between."),
     ),
 )

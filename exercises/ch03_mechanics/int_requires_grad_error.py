@@ -57,5 +57,17 @@ int_protects = "no_nudge" if not w.is_floating_point() else None""",
               "No backward() has been called: the error comes when the tensor is created. It is "
               "about the dtype: an integer has no derivative, because it cannot be nudged.",
               "Print torch.tensor(vals).dtype."),
+        wrong("freed_values",
+              "That is the error for walking a graph a second time. Here no graph exists yet: the "
+              "line fails as the tensor is made, because of what its numbers are.",
+              'Look at the dtype of torch.tensor([1, 2, 3]). What does a gradient need from a number?'),
+        wrong("unversioned_save",
+              "That protects saved tensors without a version counter. Nothing is saved here: the "
+              "line fails as the tensor is made, because of its dtype.",
+              'Look at the dtype of torch.tensor([1, 2, 3]). What does a gradient need from a number?'),
+        wrong("stale_value",
+              "That is the error for a saved tensor changed in place. Nothing is saved or changed "
+              "here: the line fails as the tensor is made, because of its dtype.",
+              'Look at the dtype of torch.tensor([1, 2, 3]). What does a gradient need from a number?'),
     ),
 )

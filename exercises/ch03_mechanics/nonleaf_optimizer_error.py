@@ -68,5 +68,19 @@ nonleaf_protects = "never_updated" if never_filled else None""",
               "No backward() has run yet; the optimizer checks its parameters when it is built. "
               "It refuses w because w is not a leaf: its .grad would stay None forever.",
               "What does w.grad hold after (w ** 2).sum().backward()?"),
+        wrong("guessed_seed",
+              "That is what backward() on a vector output refuses to do. No backward() runs here: "
+              "the optimizer looks at w when it is built, and what it checks is where w came from.",
+              'Print w.is_leaf and w.grad_fn: what made w?'),
+        wrong("unversioned_save",
+              "That protects a tensor saved for backward without a version counter (an inference "
+              "tensor). w is an ordinary tensor with a version counter, and nothing is saved or "
+              "changed in place here; the refusal is about w itself.",
+              'Print w.is_leaf and w.grad_fn: what made w?'),
+        wrong("stale_value",
+              "That is the error for a saved tensor changed in place before backward. Nothing is "
+              "changed in place here, and no backward() runs: the optimizer looks at w when it is "
+              "built.",
+              'Print w.is_leaf and w.grad_fn: what made w?'),
     ),
 )

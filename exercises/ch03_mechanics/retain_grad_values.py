@@ -2,7 +2,7 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, value_instead
 from autograder.kinds import Tensor
 from autograder.numeric import tensor_gradient
 
@@ -69,5 +69,7 @@ both_grads = [y.grad, x.grad]""",
               "y.grad was given x's gradient. retain_grad() keeps dz/dy, the gradient with respect "
               "to y itself: 2y. x's gradient is that times k.",
               "Differentiate z = Σ yᵢ² with respect to y."),
+        value_instead(lambda x, k: [[k * v for v in x], [2 * k**2 * v for v in x]],
+                      "y = kx, in y.grad's row"),
     ),
 )

@@ -43,6 +43,13 @@ def _accumulating(w0: float, lr: float, target: float, steps: int) -> float:
     return w
 
 
+def _ascending(w0: float, lr: float, target: float, steps: int) -> float:
+    w = w0
+    for _ in range(steps):
+        w += lr * 2 * (w - target)  # .grad zeroed, but the step adds it
+    return w
+
+
 def _draw(rng) -> dict:
     return {"w0": rng.uniform(-4, 4), "lr": rng.uniform(0.05, 0.3), "target": rng.uniform(-3, 3),
             "steps": rng.randint(3, 8)}
@@ -99,5 +106,11 @@ lr $= {{lr|pretty}}$, target $= {{target|pretty}}$, ${{steps}}$ steps, and with 
               "w never moved: the gradient is emptied between backward() and the update, so "
               "every update subtracts lr · 0.",
               "Where in the loop is w.grad still needed? Zero it after that point."),
+        Wrong("descent_direction", _ascending,
+              "This is where w goes when each step adds lr times the gradient: w climbs the loss "
+              "instead of going down it. The gradient points uphill, so gradient descent "
+              "subtracts it.",
+              "In which direction does w move at each of your steps, and in which direction "
+              "is the target?"),
     ),
 )

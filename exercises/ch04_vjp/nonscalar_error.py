@@ -71,5 +71,13 @@ nonscalar_protects = "guessed_seed" if not torch.equal(with_ones, x.grad) else N
               "x is a leaf that requires grad, so its .grad would be filled. The error is about "
               "the start of the backward pass, not about x.",
               "What does backward() need at y that a one-element output has for free?"),
+        wrong("no_nudge",
+              "x holds floats, so it can be nudged and has a derivative. The trouble is y: it holds"
+              " three numbers, and backward() needs to know how to weigh them.",
+              'How many numbers does y hold, and what would backward() start from?'),
+        wrong("unversioned_save",
+              "That protects saved tensors without a version counter. x and y are ordinary tensors;"
+              " the refusal comes from the shape of the tensor backward() is called on.",
+              'How many numbers does y hold, and what would backward() start from?'),
     ),
 )

@@ -2,7 +2,7 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, value_instead
 from autograder.kinds import TensorOrSlip
 
 from ._common import square_seed_analytic as analytic
@@ -53,5 +53,7 @@ v = {{v}}""",
               "That is the Jacobian diag(2x). backward() never forms it; with a seed it returns "
               "the single vector vᵀJ.",
               "Multiply the seed into the Jacobian."),
+        value_instead(lambda x0, v: [xi**2 * vi for xi, vi in zip(x0, v, strict=True)],
+                      "y = x² weighed by the seed"),
     ),
 )

@@ -95,5 +95,9 @@ for reduce in (torch.sum, torch.mean):
               "Under mean the gradient is the gradient under sum divided by the number of "
               "elements averaged; the mean does not pass the summed gradient through unchanged.",
               "Write Y.mean() as Y.sum() / k. What is k, and what does it do to the gradient?"),
+        Wrong("mean_scales", lambda X, W: [[float(len(X))] * OUT, [1.0] * OUT],
+              "The second row divides the batch sum by N only. Y.mean() averages all N·3 "
+              "entries of Y, so each entry's gradient is 1/(N·3), and b collects N of them.",
+              "How many numbers does Y.mean() divide by?"),
     ),
 )

@@ -5,7 +5,7 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, value_instead
 from autograder.kinds import Tensor
 from autograder.numeric import gradient
 
@@ -42,10 +42,13 @@ def finite_diff(x: list, W: list, b: list) -> list[list[float]]:
 
 
 def draw(rng: random.Random) -> dict:
-    """Random layer with both ReLU inputs safely positive (b is chosen to make z_j > 0)."""
+    """Random layer with one ReLU unit on and one off, both inputs safely away from the corner
+    (b is chosen to put z_j at a signed distance of 0.2 to 1.5 from 0): the shown values have
+    both units on, so an answer without the ReLU factor shows here."""
     x = [rng.uniform(-3, 3), rng.uniform(-3, 3)]
     W = [[rng.uniform(-1, 1) for _ in range(2)] for _ in range(2)]
-    b = [rng.uniform(0.2, 1.5) - sum(x[i] * W[i][j] for i in range(2)) for j in range(2)]
+    signs = rng.choice(([1.0, -1.0], [-1.0, 1.0]))
+    b = [signs[j] * rng.uniform(0.2, 1.5) - sum(x[i] * W[i][j] for i in range(2)) for j in range(2)]
     return {"x": x, "W": W, "b": b}
 
 
@@ -100,5 +103,8 @@ W_grad = [[x0[i] * open_[j] for j in range(2)] for i in range(2)]        # dL/dW
               "local factor ∂z_j/∂W_ij = x_i. Each weight's gradient is the upstream gradient "
               "times the input that the weight multiplies.",
               "Nudge W_ij by h: by how much does z_j move?"),
+        value_instead(lambda x, W, b: [[x[i] * (sum(x[m] * W[m][j] for m in range(2)) + b[j])
+                                        for j in range(2)] for i in range(2)],
+                      "z = xW + b, the ReLU's input, where ReLU'(z) belongs"),
     ),
 )

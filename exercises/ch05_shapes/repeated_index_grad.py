@@ -38,6 +38,13 @@ def last_write_wins(x: list, idx: list, c: list) -> list[float]:
     return g
 
 
+def first_write_wins(x: list, idx: list, c: list) -> list[float]:
+    g: list[float | None] = [None] * SIZE
+    for i, ck in zip(idx, c, strict=True):
+        g[i] = ck if g[i] is None else g[i]
+    return [0.0 if v is None else v for v in g]
+
+
 def counts(x: list, idx: list, c: list) -> list[float]:
     return [float(idx.count(i)) for i in range(SIZE)]
 
@@ -90,5 +97,11 @@ x_grad_idx = x.grad""",
               "Here each picked copy is multiplied by its own weight c_k, and that weight is what "
               "flows back.",
               "What is ∂(c_k y_k)/∂y_k?"),
+        Wrong("repeated_index", first_write_wins,
+              "Each entry of x got the weight of its first use only: a later use of the same "
+              "index did not add to it. In the backward pass of x[idx], every use sends its "
+              "gradient back to its entry, and they add up.",
+              "Which entries of x does idx pick more than once, and how many gradients reach "
+              "each?"),
     ),
 )

@@ -6,7 +6,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, value_instead
 from autograder.kinds import Tensor
 from autograder.numeric import tensor_gradient
 
@@ -85,5 +85,7 @@ logits_grad = logits.grad""",
               "softmax, which spreads it over every class.",
               "Take the last step of the chain rule through softmax, or differentiate the "
               "log-sum-exp form directly in the logits."),
+        value_instead(lambda logits, target: [-math.log(p) for p in softmax(logits)],
+                      "the per-class losses -log softmax(z)_i"),
     ),
 )

@@ -6,7 +6,7 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, value_instead
 from autograder.kinds import Tensor
 
 
@@ -73,5 +73,6 @@ x_grad_data = x.grad""",
               "as a factor in the chain rule. They only corrupt the saved output that the "
               "sigmoid's backward reads.",
               "Was y.data.mul_ recorded in the graph? What does it change?"),
+        value_instead(lambda x, k: [k * sig(v) for v in x], "y after the in-place scaling, k·σ(x)"),
     ),
 )

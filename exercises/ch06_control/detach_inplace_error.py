@@ -67,5 +67,12 @@ except Exception as e:
               "itself refuses to run: autograd's in-place correctness check raises a "
               "RuntimeError.",
               "Which part of PyTorch complains, the optimizer or autograd?"),
+        Wrong("detach_shares_version", lambda x, k: "TypeError",
+              "A TypeError is about the kinds of the arguments, and every call here gets tensors "
+              "of the right kind. What goes wrong is the in-place mul_ on y.detach(): it shares "
+              "y's storage and version counter, so the tensor SigmoidBackward0 saved has changed "
+              "since the forward pass.",
+              "Which check in autograd compares a saved tensor's version with the version it "
+              "had when it was saved?"),
     ),
 )

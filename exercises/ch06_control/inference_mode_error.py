@@ -78,5 +78,20 @@ inference_protects = "unversioned_save" if not tracked else None""",
               "place of inference_mode the same code runs. The problem is t: w * t must save it "
               "for w's gradient, and an inference tensor cannot be tracked for in-place changes.",
               "Which tensor does MulBackward0 save to compute w's gradient?"),
+        wrong("guessed_seed",
+              "y = w * t is a single number, so backward() needs no seed. The refusal comes from t,"
+              " the tensor made under inference_mode and saved by the product.",
+              "What does inference_mode leave out of the tensors it makes, and what does a saved "
+              "tensor need?"),
+        wrong("freed_values",
+              "This is the first and only walk of the graph, so nothing was freed. The refusal "
+              "comes from t, made under inference_mode and saved by the product.",
+              "What does inference_mode leave out of the tensors it makes, and what does a saved "
+              "tensor need?"),
+        wrong("no_nudge",
+              "t holds a float, and w is a float that requires grad: both have derivatives. The "
+              "refusal comes from how t was made, under inference_mode.",
+              "What does inference_mode leave out of the tensors it makes, and what does a saved "
+              "tensor need?"),
     ),
 )

@@ -85,5 +85,11 @@ except RuntimeError as e:
               "nothing. Anomaly mode reports the node that first produced a NaN, which is "
               "earlier in the backward pass.",
               "Which node computes the op's local derivative?"),
+        Wrong("anomaly_first_nan", lambda op, x: "SumBackward0",
+              "The sum's backward runs first, but it only copies the upstream 1 to every entry: "
+              "its output is clean. Anomaly mode stops at the first node whose output holds a "
+              "NaN, further down the graph.",
+              "Walk backward from the sum node by node: where can 0 times an infinite slope "
+              "happen?"),
     ),
 )

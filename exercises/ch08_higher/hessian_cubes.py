@@ -2,7 +2,7 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, order_off
 from autograder.kinds import Tensor
 
 from ._numeric import hessian
@@ -55,9 +55,8 @@ H = torch.stack([torch.autograd.grad(g[i], x, retain_graph=True)[0] for i in ran
               "component g_i.",
               "Differentiate one component of g at a time: torch.autograd.grad(g[i], x, "
               "retain_graph=True)."),
-        Wrong("value_not_derivative", lambda x: [[3 * x[0] ** 2, 0.0], [0.0, 3 * x[1] ** 2]],
-              "These are the first derivatives 3x_i² placed on the diagonal: the gradient, "
-              "not the Hessian. The Hessian differentiates each gradient component once more.",
-              "What is d/dx of 3x²?"),
+        order_off(lambda x: [[3 * x[0] ** 2, 0.0], [0.0, 3 * x[1] ** 2]],
+                  "the gradient 3x_i² placed on the diagonal", higher=False,
+                  hint="What is d/dx of 3x²?"),
     ),
 )

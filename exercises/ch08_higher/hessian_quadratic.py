@@ -60,5 +60,9 @@ H_quad = torch.func.hessian(lambda v: v @ M @ v)(torch.tensor(x_values))""",
               "2M is the rule for a symmetric M (where M + Mᵀ = 2M). For a non-symmetric M "
               "the off-diagonal entries are M_ij + M_ji, not 2M_ij.",
               "Is the Hessian you wrote symmetric? A Hessian of a smooth function always is."),
+        Wrong("quadratic_hessian", lambda M, x: [[2 * M[j][i] for j in range(2)] for i in range(2)],
+              "This is 2Mᵀ: the transpose doubled, which is again the right answer only for a "
+              "symmetric M. Each entry x_i x_j of xᵀMx is weighted by both M_ij and M_ji.",
+              "Expand xᵀMx for a 2 × 2 M and differentiate it twice by hand."),
     ),
 )

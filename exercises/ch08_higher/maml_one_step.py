@@ -68,5 +68,9 @@ w_new = w - alpha * g
               "That is w', the parameter after the inner step, not the derivative of the "
               "outer loss with respect to w.",
               "Differentiate L = w'² with respect to the original w."),
+        Wrong("inner_gradient_reported", lambda w0, alpha: 2 * w0,
+              "This is f'(w) = 2w, the gradient of the inner loss at w. The meta-gradient is the "
+              "derivative of the outer loss L = w'², taken through the inner step w' = w - αf'(w).",
+              "Which loss does the question differentiate, and with respect to what?"),
     ),
 )

@@ -6,7 +6,7 @@ because the second backward accumulates into the same .grad.
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, order_off
 from autograder.kinds import Tensor
 from autograder.numeric import central_diff
 
@@ -63,10 +63,7 @@ second = [first.detach(), again]""",
               "Use torch.autograd.grad for both steps (it returns the derivative instead of "
               "adding it to .grad), or keep the first derivative (g = x.grad), set "
               "x.grad = None, and only then call g.backward()."),
-        Wrong("value_not_derivative", lambda x0: [x0**3, 3 * x0**2],
-              "Each entry is one derivative too low: f itself and then f'. The first "
-              "autograd.grad call already gives f'; the second differentiates that result "
-              "once more.",
-              "What does the first call of torch.autograd.grad(x**3, x) return?"),
+        order_off(lambda x0: [x0**3, 3 * x0**2], "f and then f' (each entry)", higher=False,
+                  hint="What does the first call of torch.autograd.grad(x**3, x) return?"),
     ),
 )

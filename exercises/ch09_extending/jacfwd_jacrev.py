@@ -49,6 +49,13 @@ def _always_reverse(shapes: list) -> dict:
     return out
 
 
+def _cheaper_reversed(shapes: list) -> dict:
+    out = analytic(shapes)
+    for row in out.values():
+        row["cheaper"] = "jacrev" if row["cheaper"] == "jacfwd" else "jacfwd"
+    return out
+
+
 def draw(rng: random.Random) -> dict:
     wide = [rng.randint(20, 60), 1]              # a loss: many inputs, one output
     tall = [rng.randint(1, 3), rng.randint(20, 60)]  # few inputs, many outputs
@@ -93,5 +100,9 @@ for name, (n, m) in zip("ABC", shapes):
               "losses (many inputs, one output); when a function has fewer inputs than "
               "outputs, forward mode needs fewer passes than reverse mode.",
               "Compare the number of passes in each row."),
+        Wrong("jacfwd_columns", _cheaper_reversed,
+              "The counts are right, but the cheaper transform is the one that needs fewer "
+              "passes: each JVP gives one column of the Jacobian, each VJP one row.",
+              "For each function, compare the two counts: which is smaller?"),
     ),
 )

@@ -6,7 +6,7 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
+from autograder.exercise import Exercise, Wrong, value_instead
 from autograder.kinds import Table, Tensor
 from autograder.numeric import gradient
 
@@ -105,5 +105,9 @@ module_grads = {"grad_input": {"value": Wt @ c},      # dL/dx: back through out 
               "This grad_input is W c, not Wᵀ c. out_i = Σ_j W_ij x_j, so dL/dx_j = Σ_i W_ij c_i: "
               "the sum runs down column j of W.",
               "Write out_i as a sum over j. Which index of W meets x_j?"),
+        value_instead(lambda W, bias, x, c: {
+            "grad_input": {"value": _wt_c(W, c)},
+            "grad_output": {"value": [sum(W[i][j] * x[j] for j in range(2)) + bias[i] for i in range(2)]}},
+            "the layer's output Wx + b, in the grad_output row"),
     ),
 )

@@ -1,0 +1,223 @@
+"""Novice answers, chapter 9 (format: see ch01.py)."""
+
+R = "right"
+
+_SQ = ('class Square(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n'
+       '        ctx.save_for_backward({save})\n        return x * x\n\n    @staticmethod\n'
+       '    def backward(ctx, grad_out):\n        (s,) = ctx.saved_tensors\n        return {ret}\n')
+_SP = ('class Softplus(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n'
+       '        ctx.save_for_backward(x)\n        return {fwd}\n\n    @staticmethod\n'
+       '    def backward(ctx, grad_out):\n        (x,) = ctx.saved_tensors\n        return {bwd}\n')
+_SP_OK = 'torch.clamp(x, min=0) + torch.log1p(torch.exp(-x.abs()))'
+_GATE = ('class Gate(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, y):\n'
+         '        ctx.save_for_backward(x, y)\n        return x * torch.sigmoid(y)\n\n    @staticmethod\n'
+         '    def backward(ctx, g):\n        x, y = ctx.saved_tensors\n        s = torch.sigmoid(y)\n'
+         '        gx = g * s if ctx.needs_input_grad[0] else None\n'
+         '        gy = {gy} if ctx.needs_input_grad[1] else None\n        return {ret}\n')
+_STE = ('class ClampSTE(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, lo, hi):\n'
+        '        ctx.save_for_backward(x)\n        ctx.lo, ctx.hi = lo, hi\n        return x.clamp(lo, hi)\n\n'
+        '    @staticmethod\n    def backward(ctx, grad):\n        (x,) = ctx.saved_tensors\n        return {ret}\n')
+_ACC = ('def accumulated_grad(w, X, Y, k):\n    for Xm, Ym in zip(X.chunk(k), Y.chunk(k)):\n'
+        '        loss = torch.nn.functional.mse_loss(Xm @ w, Ym){scale}\n{extra}        loss.backward()\n    return w.grad\n')
+_COUNT = ('def count_saved(fn, x):\n    count = [0]\n    seen = set()\n    def pack(t):\n{pack}        return t\n'
+          '    def unpack(t):\n{unpack}        return t\n    with saved_tensors_hooks(pack, unpack):\n        fn(x)\n'
+          '    return count[0]\n')
+_DUAL = ('def jvp_dual(f, x, v):\n    with fwAD.dual_level():\n        dual = fwAD.make_dual(x, {tangent})\n'
+         '        out = f(dual)\n        return {ret}\n')
+
+ANSWERS = [
+    # square_function_fix
+    ("square_function_fix", _SQ.format(save="x", ret="2 * grad_out * s"), R),
+    ("square_function_fix", _SQ.format(save="x", ret="grad_out * (s + s)"), R),
+    ("square_function_fix", _SQ.format(save="x", ret="grad_out * s"), ("wrong", "the chapter's bug kept: the 2 of x^2", ("power_rule",))),
+    ("square_function_fix", _SQ.format(save="x * x", ret="2 * grad_out * s"), ("wrong", "saved the output and used it as x", ("custom_saved_output",))),
+    ("square_function_fix", _SQ.format(save="x", ret="2 * grad_out * s.detach()"), ("wrong", "backward detached: not differentiable", ("backward_not_differentiable",))),
+    # softplus_function
+    ("softplus_function", _SP.format(fwd=_SP_OK, bwd="grad_out * torch.sigmoid(x)"), R),
+    ("softplus_function", _SP.format(fwd='torch.where(x > 0, x + torch.log1p(torch.exp(-x.abs())), torch.log1p(torch.exp(-x.abs())))',
+                                     bwd="grad_out / (1 + torch.exp(-x))"), R),
+    ("softplus_function", _SP.format(fwd="torch.log(1 + torch.exp(x))", bwd="grad_out * torch.sigmoid(x)"),
+     ("wrong", "the forward as it reads: inf at 800", ("softplus_overflow",))),
+    ("softplus_function", _SP.format(fwd=_SP_OK, bwd="grad_out * torch.exp(x) / (1 + torch.exp(x))"),
+     ("wrong", "e^x / (1 + e^x): inf / inf", ("softplus_overflow",))),
+    ("softplus_function", _SP.format(fwd=_SP_OK, bwd="grad_out * torch.sigmoid(x.detach())"),
+     ("wrong", "backward from a detached x: no double backward", ("backward_not_differentiable",))),
+    # gated_function
+    ("gated_function", _GATE.format(gy="g * x * s * (1 - s)", ret="gx, gy"), R),
+    ("gated_function", _GATE.format(gy="g * x * torch.sigmoid(y) * torch.sigmoid(-y)", ret="gx, gy"), R),
+    ("gated_function", _GATE.format(gy="g * x * s * (1 - s)", ret="gy, gx"), ("wrong", "gradients in the wrong order", ("custom_grad_order",))),
+    ("gated_function", _GATE.format(gy="g * x * s", ret="gx, gy"), ("wrong", "sigmoid' taken as sigmoid", ("sigmoid_derivative",))),
+    ("gated_function", _GATE.format(gy="g * x * (1 - s)", ret="gx, gy"), ("wrong", "sigmoid' taken as 1 - sigmoid", ("sigmoid_derivative",))),
+    # ste_clamp_function
+    ("ste_clamp_function", _STE.format(ret="grad, None, None"), R),
+    ("ste_clamp_function", _STE.format(ret="grad.clone(), None, None"), R),
+    ("ste_clamp_function", _STE.format(ret="grad * ((x >= ctx.lo) & (x <= ctx.hi)), None, None"),
+     ("wrong", "the clamp's true derivative, not straight through", ("straight_through",))),
+    ("ste_clamp_function", _STE.format(ret="grad"), ("wrong", "one gradient for three inputs", ("custom_grad_order",))),
+    ("ste_clamp_function", _STE.format(ret="None, None, None"), ("wrong", "None thought to pass the gradient through", ("backward_none_is_zero",))),
+    # hook_fanout (by hand)
+    ("hook_fanout", 'seen = 2 * a * x0 + b\nhook_table = {"hook": {"calls": 1, "seen": seen, "x_grad": 2 * seen * a}}', R),
+    ("hook_fanout", 'y = a * x0\nhook_table = {"hook": {"calls": 1.0, "seen": 2 * y + b, "x_grad": a * 2 * (2 * y + b)}}', R),
+    ("hook_fanout", 'y = a * x0\nhook_table = {"hook": {"calls": 2, "seen": y, "x_grad": 2 * (2 * y + b) * a}}',
+     ("wrong", "one call per use of y", ("hook_per_use",))),
+    ("hook_fanout", 'seen = 2 * a * x0 + b\nhook_table = {"hook": {"calls": 1, "seen": seen, "x_grad": seen * a}}',
+     ("wrong", "the hook's return value ignored", ("hook_return_ignored",))),
+    ("hook_fanout", 'seen = 2 * a * x0 + b\nhook_table = {"hook": {"calls": 1, "seen": 2 * seen, "x_grad": 2 * seen * a}}',
+     ("wrong", "seen after doubling", ("hook_return_ignored", "hook_per_use"))),
+    # clip_hook
+    ("clip_hook", 'def attach_clip(w, c):\n    return w.register_hook(lambda g: g.clamp(-c, c))\n', R),
+    ("clip_hook", 'def attach_clip(w, c):\n    def hook(grad):\n        return torch.clamp(grad, min=-c, max=c)\n'
+                  '    handle = w.register_hook(hook)\n    return handle\n', R),
+    ("clip_hook", 'def attach_clip(w, c):\n    def hook(grad):\n        grad = grad.clamp(-c, c)\n    return w.register_hook(hook)\n',
+     ("wrong", "the hook returns nothing", ("hook_return_ignored",))),
+    ("clip_hook", 'def attach_clip(w, c):\n    def hook(grad):\n        n = grad.norm()\n        return grad * min(1.0, c / n.item())\n'
+                  '    return w.register_hook(hook)\n', ("wrong", "clipped by norm, not by value", ("clip_value_vs_norm",))),
+    ("clip_hook", 'def attach_clip(w, c):\n    w.register_hook(lambda g: g.clamp(-c, c))\n    return w\n',
+     ("wrong", "returned w, not the handle", ("hook_handle_kept",))),
+    # post_accumulate_hook (by hand)
+    ("post_accumulate_hook", 'g1, g2 = a, 2 * b * w0\nhook_calls = {"register_hook": {"first": g1, "second": g2},\n'
+                             '              "post_accumulate": {"first": g1, "second": g1 + g2}}', R),
+    ("post_accumulate_hook", 'hook_calls = {"register_hook": {"first": a, "second": 2.0 * b * w0},\n'
+                             '              "post_accumulate": {"first": a, "second": a + 2.0 * b * w0}}', R),
+    ("post_accumulate_hook", 'g1, g2 = a, 2 * b * w0\nhook_calls = {"register_hook": {"first": g1, "second": g2},\n'
+                             '              "post_accumulate": {"first": g1, "second": g2}}',
+     ("wrong", "the post hook sees only this backward", ("post_accumulate_hook", "accumulation"))),
+    ("post_accumulate_hook", 'g1, g2 = a, 2 * b * w0\nhook_calls = {"register_hook": {"first": g1, "second": g1 + g2},\n'
+                             '              "post_accumulate": {"first": g1, "second": g1 + g2}}',
+     ("wrong", "the tensor hook sees the accumulated .grad", ("post_accumulate_hook",))),
+    ("post_accumulate_hook", 'g1, g2 = a, b * w0\nhook_calls = {"register_hook": {"first": g1, "second": g2},\n'
+                             '              "post_accumulate": {"first": g1, "second": g1 + g2}}',
+     ("wrong", "d(b w^2)/dw written b w", ("power_rule",))),
+    # module_backward_hook (by hand)
+    ("module_backward_hook", 'gi = [sum(W[i][j] * c_values[i] for i in range(2)) for j in range(2)]\n'
+                             'module_grads = {"grad_input": {"value": gi}, "grad_output": {"value": c_values}}', R),
+    ("module_backward_hook", 'Wt = torch.tensor(W)\ncv = torch.tensor(c_values)\n'
+                             'module_grads = {"grad_input": {"value": Wt.T @ cv}, "grad_output": {"value": cv}}', R),
+    ("module_backward_hook", 'Wt = torch.tensor(W)\ncv = torch.tensor(c_values)\n'
+                             'module_grads = {"grad_input": {"value": Wt @ cv}, "grad_output": {"value": cv}}',
+     ("wrong", "W c instead of W^T c", ("matmul_transpose",))),
+    ("module_backward_hook", 'Wt = torch.tensor(W)\ncv = torch.tensor(c_values)\n'
+                             'module_grads = {"grad_input": {"value": cv}, "grad_output": {"value": Wt.T @ cv}}',
+     ("wrong", "input and output swapped", ("backward_hook_in_out",))),
+    ("module_backward_hook", 'Wt = torch.tensor(W)\ncv = torch.tensor(c_values)\nout = Wt @ torch.tensor(x_values) + torch.tensor(bias)\n'
+                             'module_grads = {"grad_input": {"value": Wt.T @ cv}, "grad_output": {"value": out}}',
+     ("wrong", "the output's value as grad_output", ("value_not_derivative",))),
+    # freeze_step (by hand)
+    ("freeze_step", 'r = a0 * x + b0 + c0 - y\nga, gc = 2 * r * x, 2 * r\n'
+                    'after_step = {"a": {"value": a0 - lr1 * ga, "grad": ga}, "b": {"value": b0, "grad": None},\n'
+                    '              "c": {"value": c0 - lr2 * gc, "grad": gc}}', R),
+    ("freeze_step", 'r = a0 * x + b0 + c0 - y\n'
+                    'after_step = {"a": {"value": a0 - lr1 * 2 * r * x, "grad": 2 * r * x}, "b": {"value": b0, "grad": None},\n'
+                    '              "c": {"value": c0 - lr2 * 2 * r, "grad": 2.0 * r}}', R),
+    ("freeze_step", 'r = a0 * x + b0 + c0 - y\nga, gc = 2 * r * x, 2 * r\n'
+                    'after_step = {"a": {"value": a0 - lr1 * ga, "grad": ga}, "b": {"value": b0 - lr2 * gc, "grad": gc},\n'
+                    '              "c": {"value": c0 - lr2 * gc, "grad": gc}}', ("wrong", "the frozen b still updated", ("frozen_param",))),
+    ("freeze_step", 'r = a0 * x + b0 + c0 - y\nga, gc = 2 * r * x, 2 * r\n'
+                    'after_step = {"a": {"value": a0 - lr1 * ga, "grad": ga}, "b": {"value": b0, "grad": 0.0},\n'
+                    '              "c": {"value": c0 - lr2 * gc, "grad": gc}}', ("wrong", "a frozen parameter's grad is 0", ("frozen_param",))),
+    ("freeze_step", 'r = a0 * x + b0 + c0 - y\nga, gc = 2 * r * x, 2 * r\n'
+                    'after_step = {"a": {"value": a0 - lr1 * ga, "grad": ga}, "b": {"value": b0, "grad": None},\n'
+                    '              "c": {"value": c0 - lr1 * gc, "grad": gc}}', ("wrong", "c stepped with a's learning rate", ("param_group_lr",))),
+    # none_vs_zero_step (by hand)
+    ("none_vs_zero_step", 'g = 2 * w0\nw1 = w0 - lr * g\nw_after = {"none": {"w": w1}, "zeros": {"w": w1 - lr * mu * g}}', R),
+    ("none_vs_zero_step", 'buf = 2 * w0\nw1 = w0 - lr * buf\nbuf = mu * buf + 0.0\n'
+                          'w_after = {"none": {"w": w1}, "zeros": {"w": w1 - lr * buf}}', R),
+    ("none_vs_zero_step", 'g = 2 * w0\nw1 = w0 - lr * g\nw_after = {"none": {"w": w1}, "zeros": {"w": w1}}',
+     ("wrong", "a zero gradient thought not to move w", ("none_vs_zero_step",))),
+    ("none_vs_zero_step", 'g = 2 * w0\nw1 = w0 - lr * g\nw_after = {"none": {"w": w1 - lr * mu * g}, "zeros": {"w": w1 - lr * mu * g}}',
+     ("wrong", "None thought to step like zeros", ("none_vs_zero_step",))),
+    ("none_vs_zero_step", 'g = 2 * w0\nw1 = w0 - lr * g\nw_after = {"none": {"w": w1}, "zeros": {"w": w1 - lr * g}}',
+     ("wrong", "momentum buffer not decayed", ())),
+    # grad_accumulation
+    ("grad_accumulation", _ACC.format(scale=" / k", extra=""), R),
+    ("grad_accumulation", 'def accumulated_grad(w, X, Y, k):\n    m = len(X) // k\n    for i in range(k):\n'
+                          '        sl = slice(i * m, (i + 1) * m)\n        (torch.nn.functional.mse_loss(X[sl] @ w, Y[sl]) / k).backward()\n'
+                          '    return w.grad\n', R),
+    ("grad_accumulation", _ACC.format(scale="", extra=""), ("wrong", "micro-batch losses not divided by k", ("accumulation_not_averaged", "factor_k"))),
+    ("grad_accumulation", _ACC.format(scale=" / k", extra="        w.grad = None\n"),
+     ("wrong", "zeroed between micro-batches", (), ('accumulation',))),
+    ("grad_accumulation", _ACC.format(scale=" / len(X)", extra=""), ("wrong", "divided by the batch size", ("accumulation_not_averaged",), ('factor_one_over_k',))),
+    # clip_grad_norm (by hand)
+    ("clip_grad_norm", 'import math\ntotal = math.sqrt(sum(v * v for v in g1 + g2))\ns = min(1.0, max_norm / (total + 1e-6))\n'
+                       'clipped = {"clip": {"returned": total, "g1": [v * s for v in g1], "g2": [v * s for v in g2]}}', R),
+    ("clip_grad_norm", 'total = torch.tensor(g1 + g2).norm()\ns = max_norm / (total + 1e-6)\n'
+                       'clipped = {"clip": {"returned": total, "g1": torch.tensor(g1) * s, "g2": torch.tensor(g2) * s}}', R),
+    ("clip_grad_norm", 'import math\ntotal = math.sqrt(sum(v * v for v in g1 + g2))\ns = min(1.0, max_norm / (total + 1e-6))\n'
+                       'clipped = {"clip": {"returned": total * s, "g1": [v * s for v in g1], "g2": [v * s for v in g2]}}',
+     ("wrong", "returns the norm after clipping", ("clip_returns_total_norm",))),
+    ("clip_grad_norm", 'import math\ntotal = math.sqrt(sum(v * v for v in g1 + g2))\n'
+                       'n1, n2 = math.hypot(*g1), math.hypot(*g2)\n'
+                       'clipped = {"clip": {"returned": total, "g1": [v * min(1, max_norm / n1) for v in g1],\n'
+                       '                    "g2": [v * min(1, max_norm / n2) for v in g2]}}',
+     ("wrong", "each tensor clipped by its own norm", ("clip_norm_global",))),
+    ("clip_grad_norm", 'import math\ntotal = math.sqrt(sum(v * v for v in g1 + g2))\n'
+                       'clipped = {"clip": {"returned": total, "g1": [max(-max_norm, min(max_norm, v)) for v in g1],\n'
+                       '                    "g2": [max(-max_norm, min(max_norm, v)) for v in g2]}}',
+     ("wrong", "clipped by value", ("clip_value_vs_norm", "clip_norm_global"))),
+    # logging_graph (by hand)
+    ("logging_graph", 'kept_alive = {"loss": {"graphs": n}, "item": {"graphs": 0}, "detach": {"graphs": 0}}', R),
+    ("logging_graph", 'kept_alive = {"loss": {"graphs": float(n)}, "item": {"graphs": 0.0}, "detach": {"graphs": 0.0}}', R),
+    ("logging_graph", 'kept_alive = {"loss": {"graphs": 1}, "item": {"graphs": 0}, "detach": {"graphs": 0}}',
+     ("wrong", "only the last iteration's graph", ("logging_keeps_graph",))),
+    ("logging_graph", 'kept_alive = {"loss": {"graphs": n}, "item": {"graphs": 0}, "detach": {"graphs": n}}',
+     ("wrong", "detach thought to keep the graphs", ("detach_cuts_path", "logging_keeps_graph"))),
+    ("logging_graph", 'kept_alive = {"loss": {"graphs": 5}, "item": {"graphs": 0}, "detach": {"graphs": 0}}',
+     ("wrong", "5 typed in", ("shown_values_only",))),
+    # checkpoint_recompute (by hand)
+    ("checkpoint_recompute", 'import math\ngrad = [2 * v * math.sin(v) + v * v * math.cos(v) for v in x_values]\n'
+                             'ckpt = {"plain": {"runs": 1, "grad": grad}, "checkpoint": {"runs": 2, "grad": grad}}', R),
+    ("checkpoint_recompute", 'xv = torch.tensor(x_values)\ngrad = 2 * xv * torch.sin(xv) + xv**2 * torch.cos(xv)\n'
+                             'ckpt = {"plain": {"runs": 1, "grad": grad}, "checkpoint": {"runs": 2, "grad": grad}}', R),
+    ("checkpoint_recompute", 'import math\ngrad = [2 * v * math.sin(v) + v * v * math.cos(v) for v in x_values]\n'
+                             'ckpt = {"plain": {"runs": 1, "grad": grad}, "checkpoint": {"runs": 1, "grad": grad}}',
+     ("wrong", "checkpoint runs the block once", ("checkpoint_recomputes",))),
+    ("checkpoint_recompute", 'import math\ngrad = [2 * v * math.sin(v) + v * v * math.cos(v) for v in x_values]\n'
+                             'ckpt = {"plain": {"runs": 1, "grad": grad}, "checkpoint": {"runs": 2, "grad": [0.0 for v in x_values]}}',
+     ("wrong", "checkpointing thought to lose the gradient", ("checkpoint_changes_grads",))),
+    ("checkpoint_recompute", 'import math\ngrad = [math.sin(v) + v * math.cos(v) for v in x_values]\n'
+                             'ckpt = {"plain": {"runs": 1, "grad": grad}, "checkpoint": {"runs": 2, "grad": grad}}',
+     ("wrong", "the block's derivative, not of (h * x).sum()", ("chain_rule_dropped", "inner_step_skipped"))),
+    # saved_tensor_count
+    ("saved_tensor_count", _COUNT.format(pack="        count[0] += 1\n", unpack=""), R),
+    ("saved_tensor_count", 'def count_saved(fn, x):\n    saved = []\n'
+                           '    with saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):\n        fn(x)\n'
+                           '    return len(saved)\n', R),
+    ("saved_tensor_count", _COUNT.format(pack="", unpack="        count[0] += 1\n"), ("wrong", "counted in unpack: no backward runs", ())),
+    ("saved_tensor_count", _COUNT.format(pack="        if id(t) not in seen:\n            seen.add(id(t))\n            count[0] += 1\n", unpack=""),
+     ("wrong", "a tensor saved twice counted once", ("saved_per_use",))),
+    ("saved_tensor_count", _COUNT.format(pack="        if t.requires_grad:\n            count[0] += 1\n", unpack=""),
+     R),  # relabelled after the replay: every tensor these functions save requires grad
+    # dual_jvp
+    ("dual_jvp", _DUAL.format(tangent="v", ret="fwAD.unpack_dual(out).tangent"), R),
+    ("dual_jvp", _DUAL.format(tangent="v", ret="fwAD.unpack_dual(out)[1].clone()"), R),
+    ("dual_jvp", _DUAL.format(tangent="v", ret="fwAD.unpack_dual(out).primal"), ("wrong", "the primal output", ("value_not_derivative",))),
+    ("dual_jvp", _DUAL.format(tangent="torch.ones_like(x)", ret="fwAD.unpack_dual(out).tangent"), ("wrong", "tangent of ones, v ignored", ("onehot_seed",))),
+    ("dual_jvp", _DUAL.format(tangent="v", ret="fwAD.unpack_dual(out).tangent.sum()"), ("wrong", "summed", ("summed",))),
+    # jacfwd_jacrev (by hand)
+    ("jacfwd_jacrev", 'passes = {k: {"jvps": n, "vjps": m, "cheaper": "jacfwd" if n < m else "jacrev"} for k, (n, m) in zip("ABC", shapes)}', R),
+    ("jacfwd_jacrev", 'passes = {}\nfor name, (n, m) in zip(["A", "B", "C"], shapes):\n'
+                      '    passes[name] = {"jvps": float(n), "vjps": float(m), "cheaper": "jacrev" if m <= n else "jacfwd"}', R),
+    ("jacfwd_jacrev", 'passes = {k: {"jvps": m, "vjps": n, "cheaper": "jacfwd" if m < n else "jacrev"} for k, (n, m) in zip("ABC", shapes)}',
+     ("wrong", "one JVP per output", ("jacfwd_columns",))),
+    ("jacfwd_jacrev", 'passes = {k: {"jvps": n, "vjps": m, "cheaper": "jacrev" if n < m else "jacfwd"} for k, (n, m) in zip("ABC", shapes)}',
+     ("wrong", "the cheaper one the wrong way round", ("jacfwd_columns",))),
+    ("jacfwd_jacrev", 'passes = {k: {"jvps": n * m, "vjps": n * m, "cheaper": "jacfwd"} for k, (n, m) in zip("ABC", shapes)}',
+     ("wrong", "one pass per Jacobian entry", ("jacfwd_columns",))),
+    # unused_grads (by hand)
+    ("unused_grads", 'missing = {"a": {"grad": 2 * a0 + round(c0) + (1.0 if d0 > 0 else 0.0)}, "b": {"grad": None},\n'
+                     '           "c": {"grad": 0.0}, "d": {"grad": None}}', R),
+    ("unused_grads", 'import math\nmissing = {"a": {"grad": 2 * a0 + float(torch.round(torch.tensor(c0))) + float(d0 > 0)},\n'
+                     '           "b": {"grad": None}, "c": {"grad": 0 * a0}, "d": {"grad": None}}', R),
+    ("unused_grads", 'missing = {"a": {"grad": 2 * a0 + round(c0) + (1.0 if d0 > 0 else 0.0)}, "b": {"grad": 0.0},\n'
+                     '           "c": {"grad": 0.0}, "d": {"grad": None}}', ("wrong", "an unused input gets 0", ("unused_grad_none",))),
+    ("unused_grads", 'missing = {"a": {"grad": 2 * a0 + round(c0) + (1.0 if d0 > 0 else 0.0)}, "b": {"grad": None},\n'
+                     '           "c": {"grad": a0}, "d": {"grad": None}}', ("wrong", "round's gradient taken as 1", ("round_zero_gradient",))),
+    ("unused_grads", 'missing = {"a": {"grad": 2 * a0 + round(c0) + (1.0 if d0 > 0 else 0.0)}, "b": {"grad": None},\n'
+                     '           "c": {"grad": 0.0}, "d": {"grad": 0.0}}', ("wrong", "the comparison passes a zero gradient", ("comparison_no_graph",))),
+    # round_ste
+    ("round_ste", 'def round_ste(x):\n    return x + (torch.round(x) - x).detach()\n', R),
+    ("round_ste", 'def round_ste(x):\n    return (torch.round(x) - x).detach() + x\n', R),
+    ("round_ste", 'def round_ste(x):\n    return torch.round(x)\n', ("wrong", "plain round: zero gradient", ("round_zero_gradient",))),
+    ("round_ste", 'def round_ste(x):\n    return torch.round(x) + x.detach() - x\n', ("wrong", "the detach on the wrong term: gradient -1", ("straight_through", "sign_error"), ("detach_cuts_path",))),
+    ("round_ste", 'def round_ste(x):\n    return torch.round(x.detach()) * x / x.detach()\n', ("wrong", "a rescaled identity: gradient round(x)/x", ("straight_through",))),
+]
