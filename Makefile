@@ -41,7 +41,7 @@ system-deps:
 	@sh tools/system-deps
 
 test: system-deps $(STAMP) $(NODE_STAMP)
-	$(VENV)/bin/ruff check autograder exercises tests bench
+	$(VENV)/bin/ruff check autograder exercises tests bench hub
 	$(VENV)/bin/python -m pytest -q -ra
 
 # A demo class on JupyterHub at http://127.0.0.1:8000 (run as root): an instructor and three
@@ -55,7 +55,7 @@ hub-remove: $(STAMP)
 	$(PY) hub/classroom.py remove
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check autograder exercises tests bench
+	$(VENV)/bin/ruff check autograder exercises tests bench hub
 
 bench: $(STAMP)
 	$(PY) bench/run --students 40

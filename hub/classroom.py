@@ -61,28 +61,47 @@ def sh(*cmd: str | Path, **kw) -> subprocess.CompletedProcess:
 
 def class_constraints() -> str:
     """constraints.txt with the pins of hub/constraints-debian.txt in place of its own."""
+
     def name(line: str) -> str:
         return line.split("==")[0].strip().lower().replace("_", "-")
 
-    over = [ln.split("#")[0].strip() for ln in (REPO / "hub" / "constraints-debian.txt").read_text().splitlines()]
+    over = [
+        ln.split("#")[0].strip() for ln in (REPO / "hub" / "constraints-debian.txt").read_text().splitlines()
+    ]
     over = [ln for ln in over if ln]
     replaced = {name(ln) for ln in over}
-    keep = [ln for ln in (REPO / "constraints.txt").read_text().splitlines()
-            if ln.strip() and not ln.startswith("#") and name(ln) not in replaced]
+    keep = [
+        ln
+        for ln in (REPO / "constraints.txt").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#") and name(ln) not in replaced
+    ]
     return "\n".join(sorted([*keep, *over], key=name)) + "\n"
 
 
 def pip(env: Path, *args: str | Path) -> None:
     constraints = env / "constraints.txt"
     constraints.write_text(class_constraints())
-    done = subprocess.run([str(env / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                           "--disable-pip-version-check", "-c", str(constraints), *map(str, args)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            str(env / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-c",
+            str(constraints),
+            *map(str, args),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"pip install {' '.join(map(str, args))} failed in {env}:\n{done.stderr[-3000:]}")
 
 
 # --- the two environments ------------------------------------------------------------------------
+
 
 def _digest(*parts: bytes) -> str:
     h = hashlib.sha256()
@@ -95,8 +114,19 @@ def _wheels(out: Path) -> dict[str, Path]:
     """The student runtime and the full package, built from this checkout."""
     here = Path(sys.executable).parent
     sh(here / "gradtutor", "runtime", out, capture_output=True)
-    sh(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-       "-w", out, REPO, capture_output=True)
+    sh(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--quiet",
+        "--no-deps",
+        "--no-build-isolation",
+        "-w",
+        out,
+        REPO,
+        capture_output=True,
+    )
     (runtime,) = out.glob("gradtutor_runtime-*.whl")
     (full,) = out.glob("gradtutor-*.whl")
     return {"student": runtime, "instructor": full}
@@ -117,8 +147,16 @@ def build_envs(log=print) -> None:
             if not stamp.exists() or stamp.read_text() != base_key:
                 log(f"building {env} (JupyterLab, nbgrader, torch: a few minutes, once)")
                 sh(SYSTEM_PYTHON, "-m", "venv", "--clear", env)
-                sh(env / "bin" / "python", "-m", "pip", "install", "--quiet", "--upgrade", "pip",
-                   capture_output=True)
+                sh(
+                    env / "bin" / "python",
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--upgrade",
+                    "pip",
+                    capture_output=True,
+                )
                 pip(env, TORCH)
                 pip(env, *BASE)
                 stamp.write_text(base_key)
@@ -146,11 +184,24 @@ def _student_tools_only(env: Path) -> None:
     course list and create-assignment extensions in the students' environment."""
     jupyter = env / "bin" / "jupyter"
     for ext in ("formgrader", "course_list"):
-        sh(jupyter, "server", "extension", "disable", "--sys-prefix", f"nbgrader.server_extensions.{ext}",
-           capture_output=True)
+        sh(
+            jupyter,
+            "server",
+            "extension",
+            "disable",
+            "--sys-prefix",
+            f"nbgrader.server_extensions.{ext}",
+            capture_output=True,
+        )
     for plugin in ("formgrader", "create-assignment", "course-list"):
-        sh(jupyter, "labextension", "disable", "--level=sys_prefix", f"@jupyter/nbgrader:{plugin}",
-           capture_output=True)
+        sh(
+            jupyter,
+            "labextension",
+            "disable",
+            "--level=sys_prefix",
+            f"@jupyter/nbgrader:{plugin}",
+            capture_output=True,
+        )
 
 
 def _group_exists(name: str) -> bool:
@@ -163,6 +214,7 @@ def _group_exists(name: str) -> bool:
 
 # --- the class -------------------------------------------------------------------------------------
 
+
 def free_port() -> int:
     import socket
 
@@ -174,14 +226,22 @@ def free_port() -> int:
 def hidden_folders() -> list[str]:
     """This checkout and every worktree of its repository: the folders a student must not see."""
     found = [str(REPO)]
-    done = subprocess.run(["git", "-C", str(REPO), "worktree", "list", "--porcelain"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "-C", str(REPO), "worktree", "list", "--porcelain"], capture_output=True, text=True
+    )
     found += [line.split(" ", 1)[1] for line in done.stdout.splitlines() if line.startswith("worktree ")]
     return sorted(set(found))
 
 
-def setup(root: Path, *, prefix: str, port: int, chapters: list[int] | None = None,
-          students: tuple[str, ...] = STUDENTS, log=print) -> dict:
+def setup(
+    root: Path,
+    *,
+    prefix: str,
+    port: int,
+    chapters: list[int] | None = None,
+    students: tuple[str, ...] = STUDENTS,
+    log=print,
+) -> dict:
     """The environments, the accounts, the exchange, the course folder and ``class.json``."""
     build_envs(log)
     root.mkdir(parents=True, exist_ok=True)
@@ -203,14 +263,25 @@ def setup(root: Path, *, prefix: str, port: int, chapters: list[int] | None = No
     _exchange_course(exchange / COURSE_ID, pwd.getpwnam(teacher))
     course = homes / teacher / "course"
     _course(course, chapters, exchange)
-    _jupyter_config(state / "jupyter", course, exchange)
-    cls = {"root": str(root), "state": str(state), "instructor": teacher, "students": names,
-           "passwords": passwords, "envs": {k: str(v) for k, v in ENVS.items()},
-           "confine": str(OPT / "bin" / "confine"), "hidden": hidden_folders(),
-           "exchange": str(exchange), "course": str(course), "course_id": COURSE_ID,
-           "port": port, "hub_port": free_port() if port != 8000 else 8081,
-           "proxy_api_port": free_port() if port != 8000 else 8001,
-           "proxy": str(REPO / "node_modules" / ".bin" / "configurable-http-proxy")}
+    _jupyter_config(root / "jupyter", course, exchange)
+    cls = {
+        "root": str(root),
+        "state": str(state),
+        "jupyter": str(root / "jupyter"),
+        "instructor": teacher,
+        "students": names,
+        "passwords": passwords,
+        "envs": {k: str(v) for k, v in ENVS.items()},
+        "confine": str(OPT / "bin" / "confine"),
+        "hidden": hidden_folders(),
+        "exchange": str(exchange),
+        "course": str(course),
+        "course_id": COURSE_ID,
+        "port": port,
+        "hub_port": free_port() if port != 8000 else 8081,
+        "proxy_api_port": free_port() if port != 8000 else 8001,
+        "proxy": str(REPO / "node_modules" / ".bin" / "configurable-http-proxy"),
+    }
     path = root / "class.json"
     path.write_text(json.dumps(cls, indent=1))
     path.chmod(0o600)
@@ -221,8 +292,17 @@ def _account(user: str, home: Path, password: str, *, staff: bool) -> None:
     try:
         pwd.getpwnam(user)
     except KeyError:
-        sh("useradd", "--create-home", "--home-dir", home, "--shell", "/bin/bash", "--user-group",
-           *(["--groups", STAFF] if staff else []), user)
+        sh(
+            "useradd",
+            "--create-home",
+            "--home-dir",
+            home,
+            "--shell",
+            "/bin/bash",
+            "--user-group",
+            *(["--groups", STAFF] if staff else []),
+            user,
+        )
     Path(pwd.getpwnam(user).pw_dir).chmod(0o700)
     sh("chpasswd", input=f"{user}:{password}\n", text=True)
 
@@ -231,7 +311,12 @@ def _exchange_course(folder: Path, owner: pwd.struct_passwd) -> None:
     """The course's folders in the exchange, as nbgrader's release makes them (it keeps them
     when they exist and belong to the instructor), and ``inbound`` also sticky: a student who
     can write a submission there cannot rename or delete another's (mode 3733)."""
-    modes = {folder: 0o755, folder / "outbound": 0o755, folder / "inbound": 0o3733, folder / "feedback": 0o711}
+    modes = {
+        folder: 0o755,
+        folder / "outbound": 0o755,
+        folder / "inbound": 0o3733,
+        folder / "feedback": 0o711,
+    }
     for path, mode in modes.items():
         path.mkdir(exist_ok=True)
         os.chown(path, owner.pw_uid, owner.pw_gid)
@@ -253,10 +338,12 @@ def _course(course: Path, chapters: list[int] | None, exchange: Path) -> None:
 
 def instructor_config(course: Path, exchange: Path) -> str:
     """The course's nbgrader settings (the repository's), rooted at this course and exchange."""
-    return ((REPO / "nbgrader_config.py").read_text()
-            + f"\nc.CourseDirectory.root = {str(course)!r}\nc.CourseDirectory.course_id = {COURSE_ID!r}"
-            f"\nc.Exchange.root = {str(exchange)!r}"
-            "\nc.ExchangeFactory.collect = 'gradtutor_exchange.OwnerCheckedCollect'\n")
+    return (
+        (REPO / "nbgrader_config.py").read_text()
+        + f"\nc.CourseDirectory.root = {str(course)!r}\nc.CourseDirectory.course_id = {COURSE_ID!r}"
+        f"\nc.Exchange.root = {str(exchange)!r}"
+        "\nc.ExchangeFactory.collect = 'gradtutor_exchange.OwnerCheckedCollect'\n"
+    )
 
 
 def _jupyter_config(folder: Path, course: Path, exchange: Path) -> None:
@@ -269,11 +356,12 @@ def _jupyter_config(folder: Path, course: Path, exchange: Path) -> None:
     (student / "nbgrader_config.py").write_text(
         f"c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = {COURSE_ID!r}\n"
         f"c.Exchange.root = {str(exchange)!r}\n"
-        "c.ExchangeFactory.fetch_assignment = 'gradtutor_exchange.KeepWorkFetch'\n")
+        "c.ExchangeFactory.fetch_assignment = 'gradtutor_exchange.KeepWorkFetch'\n"
+    )
     (instructor / "nbgrader_config.py").write_text(instructor_config(course, exchange))
-    for path in (folder, student, instructor):
-        path.chmod(0o755)
     sh("chmod", "-R", "a+rX", folder)
+    os.chown(instructor, 0, grp.getgrnam(STAFF).gr_gid)
+    instructor.chmod(0o750)
 
 
 def load(root: Path) -> dict:
@@ -282,24 +370,32 @@ def load(root: Path) -> dict:
 
 # --- running it --------------------------------------------------------------------------------------
 
+
 def hub_command(root: Path) -> tuple[list[str], dict[str, str]]:
     cls = load(root)
-    env = {"PATH": f"{ENVS['instructor']}/bin:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
-           "GRADTUTOR_CLASS": str(root / "class.json")}
+    env = {
+        "PATH": f"{ENVS['instructor']}/bin:/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "GRADTUTOR_CLASS": str(root / "class.json"),
+    }
     cmd = [str(ENVS["instructor"] / "bin" / "jupyterhub"), "-f", str(REPO / "hub" / "jupyterhub_config.py")]
     return cmd, {**env, "HOME": cls["state"]}
 
 
 def grade(root: Path, assignment: str) -> None:
     """What a teaching assistant runs (as root: the grader's sandbox needs it) after collecting:
-    `gradtutor grade` and `gradtutor feedback` on the instructor's course folder, which is then
-    handed back to the instructor's account."""
+    `gradtutor grade`, nbgrader's `generate_feedback` and `gradtutor feedback` on the
+    instructor's course folder, which is then handed back to the instructor's account."""
     cls = load(root)
     course = Path(cls["course"])
     tool = ENVS["instructor"] / "bin" / "gradtutor"
     env = {**os.environ, "PATH": f"{ENVS['instructor']}/bin:{os.environ['PATH']}"}
     env.pop("PYTHONPATH", None)
     sh(tool, "grade", course, "--assignment", assignment, cwd=course, env=env)
+    # nbgrader's own feedback pages first (release_feedback hands out those, with their
+    # timestamp.txt); `gradtutor feedback` puts its verdicts, misconceptions and hints on top
+    sh(ENVS["instructor"] / "bin" / "nbgrader", "generate_feedback", assignment, "--force", cwd=course, env=env,
+       capture_output=True)
     sh(tool, "feedback", course, cwd=course, env=env)
     owner = pwd.getpwnam(cls["instructor"])
     sh("chown", "-R", f"{owner.pw_uid}:{owner.pw_gid}", course)
@@ -332,7 +428,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=8000)
     args = p.parse_args(argv)
     if os.geteuid() != 0:
-        print("hub/classroom.py: run as root (it makes Unix accounts and starts JupyterHub).", file=sys.stderr)
+        print(
+            "hub/classroom.py: run as root (it makes Unix accounts and starts JupyterHub).", file=sys.stderr
+        )
         return 1
     if args.action == "setup":
         cls = setup(args.root, prefix=args.prefix, port=args.port)

@@ -35,8 +35,15 @@ class KeepWorkFetch(ExchangeFetchAssignment):
         super().init_dest()
 
     def do_copy(self, src: str, dest: str) -> None:
-        base = (Path.home() / ".local" / "share" / "gradtutor" / "releases" / self.coursedir.course_id
-                / self.coursedir.assignment_id)
+        base = (
+            Path.home()
+            / ".local"
+            / "share"
+            / "gradtutor"
+            / "releases"
+            / self.coursedir.course_id
+            / self.coursedir.assignment_id
+        )
         staged = base.with_name(base.name + ".incoming")
         shutil.rmtree(staged, ignore_errors=True)
         shutil.copytree(src, staged, ignore=shutil.ignore_patterns(*self.coursedir.ignore))
@@ -63,7 +70,10 @@ class OwnerCheckedCollect(ExchangeCollect):
     def copy_files(self) -> None:
         for record in self.src_records:
             if not self._genuine(record):
-                self.log.error("Not collected: %s names %s but is not theirs (a forged submission)",
-                               record["filename"], record["username"])
+                self.log.error(
+                    "Not collected: %s names %s but is not theirs (a forged submission)",
+                    record["filename"],
+                    record["username"],
+                )
         self.src_records = [r for r in self.src_records if self._genuine(r)]
         super().copy_files()

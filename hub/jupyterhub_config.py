@@ -16,7 +16,8 @@ from jupyterhub.spawner import LocalProcessSpawner
 
 c = get_config()  # noqa: F821 - provided by JupyterHub
 
-CLASS = json.loads(open(os.environ["GRADTUTOR_CLASS"]).read())
+with open(os.environ["GRADTUTOR_CLASS"]) as f:
+    CLASS = json.load(f)
 STATE = CLASS["state"]
 
 
@@ -30,6 +31,7 @@ class ClassSpawner(LocalProcessSpawner):
 
             def preexec() -> None:
                 os.chdir(home)
+
             return preexec
         return super().make_preexec_fn(name)
 
@@ -40,7 +42,7 @@ def pre_spawn(spawner) -> None:
     env = CLASS["envs"][role]
     spawner.environment = {
         "PATH": f"{env}/bin:/usr/local/bin:/usr/bin:/bin",
-        "JUPYTER_CONFIG_PATH": f"{STATE}/jupyter/{role}",
+        "JUPYTER_CONFIG_PATH": f"{CLASS['jupyter']}/{role}",
         "GRADTUTOR_ROLE": role,
     }
     single = [f"{env}/bin/jupyterhub-singleuser"]

@@ -78,15 +78,17 @@ def refresh(release: Path, mine: Path, base: Path, *, updates: Path | None = Non
         else:
             _copy(src, updates / rel)
             cells = changed_cells(kept, src) if kept.exists() else ["(no earlier release on record)"]
-            notes.append(f"{rel}: the release changed {len(cells)} cell(s):\n"
-                         + "".join(f"  - {c}\n" for c in cells))
-            said.append(f"kept your {rel}: the new release is {updates.name}/{rel}, "
-                        f"see {updates.name}/{NOTE}")
+            notes.append(
+                f"{rel}: the release changed {len(cells)} cell(s):\n" + "".join(f"  - {c}\n" for c in cells)
+            )
+            said.append(
+                f"kept your {rel}: the new release is {updates.name}/{rel}, see {updates.name}/{NOTE}"
+            )
     if notes:
         updates.mkdir(parents=True, exist_ok=True)
         (updates / NOTE).write_text(
-            "Your edited files were kept. The new release of each is beside this file.\n\n"
-            + "\n".join(notes))
+            "Your edited files were kept. The new release of each is beside this file.\n\n" + "\n".join(notes)
+        )
     return said
 
 

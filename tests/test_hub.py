@@ -38,9 +38,15 @@ import classroom  # noqa: E402
 requests = pytest.importorskip("requests")
 websocket = pytest.importorskip("websocket")
 
-pytestmark = [pytest.mark.hub, pytest.mark.skipif(
-    os.geteuid() != 0 or not Path("/usr/sbin/useradd").exists() or not Path(classroom.SYSTEM_PYTHON).exists(),
-    reason="a class on JupyterHub needs root (accounts, setuid), useradd and Debian's python3")]
+pytestmark = [
+    pytest.mark.hub,
+    pytest.mark.skipif(
+        os.geteuid() != 0
+        or not Path("/usr/sbin/useradd").exists()
+        or not Path(classroom.SYSTEM_PYTHON).exists(),
+        reason="a class on JupyterHub needs root (accounts, setuid), useradd and Debian's python3",
+    ),
+]
 
 PREFIX = "gth_"
 CHAPTER = kit.first_chapter()
@@ -52,17 +58,26 @@ LABEL = {v[0]: k for k, v in VERDICTS.items()}
 
 # --- a user of the hub, over HTTP -------------------------------------------------------------------
 
+
 class User:
     def __init__(self, hub: str, name: str, password: str) -> None:
         self.hub, self.name = hub, name
         login = requests.Session()
         login.get(f"{hub}/hub/login")
         xsrf = login.cookies.get("_xsrf")
-        done = login.post(f"{hub}/hub/login", data={"username": name, "password": password, "_xsrf": xsrf},
-                          allow_redirects=False)
+        done = login.post(
+            f"{hub}/hub/login",
+            data={"username": name, "password": password, "_xsrf": xsrf},
+            allow_redirects=False,
+        )
         assert done.status_code == 302, (name, done.status_code, done.text[:500])
-        token = login.post(f"{hub}/hub/api/users/{name}/tokens", json={"note": "test_hub", "expires_in": 3600},
-                           headers={"X-XSRFToken": xsrf})
+        login.get(f"{hub}/hub/home")  # the session's own xsrf cookie, set after login
+        xsrf = [c.value for c in login.cookies if c.name == "_xsrf"][-1]
+        token = login.post(
+            f"{hub}/hub/api/users/{name}/tokens",
+            json={"note": "test_hub", "expires_in": 3600},
+            headers={"X-XSRFToken": xsrf},
+        )
         assert token.status_code == 201, token.text
         self.token = token.json()["token"]
         self.http = requests.Session()
@@ -73,7 +88,12 @@ class User:
         started = self.http.post(f"{self.hub}/hub/api/users/{self.name}/server")
         assert started.status_code in (201, 202), started.text
         deadline = time.monotonic() + 180
-        while not self.http.get(f"{self.hub}/hub/api/users/{self.name}").json()["servers"].get("", {}).get("ready"):
+        while (
+            not self.http.get(f"{self.hub}/hub/api/users/{self.name}")
+            .json()["servers"]
+            .get("", {})
+            .get("ready")
+        ):
             assert time.monotonic() < deadline, f"{self.name}'s server did not start"
             time.sleep(0.5)
 
@@ -89,14 +109,20 @@ class User:
         return nbformat.from_dict(got.json()["content"])
 
     def save(self, nb: nbformat.NotebookNode, path: str = NB_PATH) -> None:
-        put = self.http.put(f"{self.base}/api/contents/{path}", json={"type": "notebook", "format": "json",
-                                                                       "content": nb}, timeout=60)
+        put = self.http.put(
+            f"{self.base}/api/contents/{path}",
+            json={"type": "notebook", "format": "json", "content": nb},
+            timeout=60,
+        )
         assert put.status_code in (200, 201), put.text
 
     def assignments(self, action: str | None = None) -> list[dict]:
         data = {"assignment_id": SLUG, "course_id": classroom.COURSE_ID}
-        done = (self.post(f"/assignments/{action}", data=data) if action
-                else self.get("/assignments", params={"course_id": classroom.COURSE_ID}))
+        done = (
+            self.post(f"/assignments/{action}", data=data)
+            if action
+            else self.get("/assignments", params={"course_id": classroom.COURSE_ID})
+        )
         assert done.status_code == 200, done.text
         body = done.json()
         assert not isinstance(body, dict) or body.get("success", True), body
@@ -115,8 +141,10 @@ class Kernel:
 
     def __init__(self, user: User, path: str = NB_PATH) -> None:
         self.user = user
-        made = user.post("/api/sessions", json={"path": path, "type": "notebook", "name": path,
-                                                "kernel": {"name": "python3"}})
+        made = user.post(
+            "/api/sessions",
+            json={"path": path, "type": "notebook", "name": path, "kernel": {"name": "python3"}},
+        )
         assert made.status_code == 201, made.text
         self.session = made.json()
         url = f"{user.base.replace('http', 'ws', 1)}/api/kernels/{self.session['kernel']['id']}/channels"
@@ -125,12 +153,31 @@ class Kernel:
     def run(self, code: str) -> tuple[str, str | None]:
         """Execute ``code`` as a cell; returns (what it printed or showed as text, error name)."""
         msg_id = uuid.uuid4().hex
-        self.ws.send(json.dumps({
-            "header": {"msg_id": msg_id, "username": self.user.name, "session": uuid.uuid4().hex,
-                       "msg_type": "execute_request", "version": "5.3"},
-            "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-            "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
-                        "allow_stdin": False, "stop_on_error": False}}))
+        self.ws.send(
+            json.dumps(
+                {
+                    "header": {
+                        "msg_id": msg_id,
+                        "username": self.user.name,
+                        "session": uuid.uuid4().hex,
+                        "msg_type": "execute_request",
+                        "version": "5.3",
+                    },
+                    "parent_header": {},
+                    "metadata": {},
+                    "channel": "shell",
+                    "buffers": [],
+                    "content": {
+                        "code": code,
+                        "silent": False,
+                        "store_history": True,
+                        "user_expressions": {},
+                        "allow_stdin": False,
+                        "stop_on_error": False,
+                    },
+                }
+            )
+        )
         text, error = [], None
         while True:
             msg = json.loads(self.ws.recv())
@@ -153,6 +200,7 @@ class Kernel:
 
 # --- the class ----------------------------------------------------------------------------------------
 
+
 def _remove_leftovers() -> None:
     """Accounts of an earlier run that was killed before it could clean up."""
     for entry in pwd.getpwall():
@@ -168,12 +216,14 @@ def klass():
     root = Path(tempfile.mkdtemp(prefix="gradtutor-hubtest-", dir="/srv"))
     hub = None
     try:
-        cls = classroom.setup(root, prefix=PREFIX, port=classroom.free_port(), chapters=[CHAPTER.number],
-                              log=lambda *a: None)
+        cls = classroom.setup(
+            root, prefix=PREFIX, port=classroom.free_port(), chapters=[CHAPTER.number], log=lambda *a: None
+        )
         cmd, env = classroom.hub_command(root)
         with (root / "hub.log").open("w") as log:
-            hub = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=cls["state"],
-                                   start_new_session=True)
+            hub = subprocess.Popen(
+                cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=cls["state"], start_new_session=True
+            )
         url = f"http://127.0.0.1:{cls['port']}"
         deadline = time.monotonic() + 120
         while True:
@@ -204,8 +254,14 @@ def klass():
 def _answers(ex) -> dict[str, str | None]:
     """What each student writes in an exercise's answer cell."""
     mistaken = kit.wrong(ex, 0) if ex.wrong and not ex.is_function else kit.solution(ex)
-    hostile = (f"class _Yes:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
-               f"import os\nos.system('cat /etc/shadow')\n{ex.answer} = _Yes()") if not ex.is_function else None
+    hostile = (
+        (
+            f"class _Yes:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+            f"import os\nos.system('cat /etc/shadow')\n{ex.answer} = _Yes()"
+        )
+        if not ex.is_function
+        else None
+    )
     return {RIGHT: kit.solution(ex), MISTAKEN: mistaken, HOSTILE: hostile}
 
 
@@ -216,19 +272,20 @@ def _selfcheck(kernel: Kernel, nb: nbformat.NotebookNode) -> dict[str, str]:
     code = [c for c in nb.cells if c.cell_type == "code"]
     for cell in [code[0], *(c for c in code if "nbgrader" in c.metadata)]:
         text, error = kernel.run(cell.source)
-        meta = cell.metadata["nbgrader"] if "nbgrader" in cell.metadata else {}
+        meta = cell.metadata.get("nbgrader", {})
         if meta.get("grade"):
             assert error is None, (meta["grade_id"], error, text)
-            first = text.strip().splitlines()[0]
-            label = first.split(" ", 1)[1].split(":", 1)[0]
+            heading = next(ln for ln in text.splitlines() if ln.endswith(f"[{meta['grade_id']}]"))
+            label = heading.split(" ", 1)[1].split(":", 1)[0]
             verdicts[meta["grade_id"]] = LABEL[label]
     return verdicts
 
 
-PROBE = '''
+PROBE = """
 import importlib, json, os, sys
 out = {"imports": {}, "reads": {}, "writes": {}}
-for name in ["autograder.registry", "autograder.answer_key", "autograder.grading", "autograder.build", "exercises"]:
+for name in ["autograder.registry", "autograder.answer_key", "autograder.grading", "autograder.build",
+             "exercises"]:
     try:
         importlib.import_module(name)
         out["imports"][name] = "imported"
@@ -238,7 +295,11 @@ import autograder
 out["autograder"] = os.path.dirname(autograder.__file__)
 for path in READS:
     try:
-        out["reads"][path] = ("listed", len(os.listdir(path))) if os.path.isdir(path) else ("read", len(open(path, "rb").read()))
+        if os.path.isdir(path):
+            out["reads"][path] = ("listed", len(os.listdir(path)))
+        else:
+            with open(path, "rb") as f:
+                out["reads"][path] = ("read", len(f.read()))
     except Exception as e:
         out["reads"][path] = type(e).__name__
 for path in WRITES:
@@ -255,12 +316,15 @@ for src, dest in RENAMES:
     except Exception as e:
         out["writes"][src] = type(e).__name__
 print(json.dumps(out))
-'''
+"""
 
 
-def _probe(kernel: Kernel, reads: list[str], writes: list[str] = (), renames: list[tuple[str, str]] = ()) -> dict:
-    text, error = kernel.run(f"READS = {list(reads)!r}\nWRITES = {list(writes)!r}\nRENAMES = {list(renames)!r}\n"
-                             + PROBE)
+def _probe(
+    kernel: Kernel, reads: list[str], writes: list[str] = (), renames: list[tuple[str, str]] = ()
+) -> dict:
+    text, error = kernel.run(
+        f"READS = {list(reads)!r}\nWRITES = {list(writes)!r}\nRENAMES = {list(renames)!r}\n" + PROBE
+    )
     assert error is None, text
     return json.loads(text.strip().splitlines()[-1])
 
@@ -268,9 +332,11 @@ def _probe(kernel: Kernel, reads: list[str], writes: list[str] = (), renames: li
 def _forge(kernel: Kernel, exchange: str, victim: str, nb: nbformat.NotebookNode) -> str:
     """A submission in the victim's name, written into inbound by another student."""
     name = f"{victim}+{SLUG}+2099-01-01 00:00:00.000000 UTC+forged"
-    code = (f"import os, json\nd = os.path.join({exchange!r}, 'gradtutor', 'inbound', {name!r})\n"
-            f"os.makedirs(d)\nopen(os.path.join(d, 'timestamp.txt'), 'w').write('2099-01-01 00:00:00.000000 UTC')\n"
-            f"open(os.path.join(d, {SLUG + '.ipynb'!r}), 'w').write({nbformat.writes(nb)!r})\nprint('forged')")
+    code = (
+        f"import os, json\nd = os.path.join({exchange!r}, 'gradtutor', 'inbound', {name!r})\n"
+        f"os.makedirs(d)\nopen(os.path.join(d, 'timestamp.txt'), 'w').write('2099-01-01 00:00:00.000000 UTC')\n"
+        f"open(os.path.join(d, {SLUG + '.ipynb'!r}), 'w').write({nbformat.writes(nb)!r})\nprint('forged')"
+    )
     text, error = kernel.run(code)
     assert error is None and "forged" in text, text
     return name
@@ -321,20 +387,28 @@ def term(klass: dict) -> dict:
     hostile = Kernel(students[HOSTILE])
     seen["probes"]["before"] = _probe(
         hostile,
-        reads=[inbound, f"{inbound}/{right_sub}/{SLUG}.ipynb", f"{home[RIGHT]}/{NB_PATH}", home[MISTAKEN],
-               str(REPO / "solutions" / f"{SLUG}.ipynb"), str(REPO / "exercises"),
-               str(next((classroom.ENVS['instructor'] / 'lib').glob('python3*/site-packages'))),
-               klass["course"], f"{klass['course']}/source/{SLUG}/{SLUG}.ipynb"],
+        reads=[
+            inbound,  # nbgrader's 2733: no listing, so no submission's name can be learnt
+            f"{inbound}/{RIGHT}+{SLUG}+{right_sub.split('+')[2]}+guessed/{SLUG}.ipynb",
+            f"{home[RIGHT]}/{NB_PATH}",
+            home[MISTAKEN],
+            str(REPO / "solutions" / f"{SLUG}.ipynb"),
+            str(REPO / "exercises"),
+            str(next((classroom.ENVS["instructor"] / "lib").glob("python3*/site-packages"))),
+            klass["course"],
+            f"{klass['course']}/source/{SLUG}/{SLUG}.ipynb",
+        ],
         writes=[f"{inbound}/{right_sub}/{SLUG}.ipynb", f"{home[MISTAKEN]}/{NB_PATH}"],
-        renames=[(f"{inbound}/{right_sub}", f"{inbound}/{HOSTILE}+moved")])
+        renames=[(f"{inbound}/{right_sub}", f"{inbound}/{HOSTILE}+moved")],
+    )
     mistaken_nb = students[MISTAKEN].notebook()
-    seen["forged"] = _forge(hostile, klass["exchange"], MISTAKEN,
-                            kit.answered(released, kit.solution))
+    seen["forged"] = _forge(hostile, klass["exchange"], MISTAKEN, kit.answered(released, kit.solution))
     seen["mistaken_kept"] = mistaken_nb
     hostile.close()
     traversal = students[HOSTILE].get(f"/api/contents/../{RIGHT}/{NB_PATH}")
-    other_server = students[HOSTILE].http.get(f"{students[RIGHT].base}/api/contents/{NB_PATH}", timeout=60,
-                                              allow_redirects=False)
+    other_server = students[HOSTILE].http.get(
+        f"{students[RIGHT].base}/api/contents/{NB_PATH}", timeout=60, allow_redirects=False
+    )
     seen["http_reads"] = [traversal.status_code, other_server.status_code]
 
     collected = teacher.formgrader("collect")
@@ -348,7 +422,9 @@ def term(klass: dict) -> dict:
         got = user.get(f"/api/contents/{folder}/{stamp}/{SLUG}.html", params={"content": 1, "format": "text"})
         assert got.status_code == 200, got.text
         seen["pages"][name] = got.json()["content"]
-        seen.setdefault("feedback_paths", {})[name] = f"{pwd.getpwnam(name).pw_dir}/{folder}/{stamp}/{SLUG}.html"
+        seen.setdefault("feedback_paths", {})[name] = (
+            f"{pwd.getpwnam(name).pw_dir}/{folder}/{stamp}/{SLUG}.html"
+        )
     results = Path(klass["course"]) / "gradtutor" / "results" / SLUG
     seen["results"] = {n: json.loads((results / f"{n}.json").read_text()) for n in students}
 
@@ -360,15 +436,17 @@ def term(klass: dict) -> dict:
         kernel = Kernel(user, path=f"{SLUG}/probe.ipynb")
         released_feedback = sorted(os.listdir(feedback_dir))
         seen["probes"]["after"][name] = _probe(
-            kernel, reads=[feedback_dir, seen["feedback_paths"][other],
-                           *(f"{feedback_dir}/{f}" for f in released_feedback)],
-            writes=[seen["feedback_paths"][other], *(f"{feedback_dir}/{f}" for f in released_feedback)])
+            kernel,
+            reads=[feedback_dir, seen["feedback_paths"][other], f"{feedback_dir}/{'0' * 32}.html"],
+            writes=[seen["feedback_paths"][other], *(f"{feedback_dir}/{f}" for f in released_feedback)],
+        )
         kernel.close()
     seen["teacher"], seen["students"] = teacher, students
     return seen
 
 
 # --- what the term shows ----------------------------------------------------------------------------
+
 
 def _points(exs, verdict_of) -> float:
     return sum(ex.points for ex in exs if verdict_of(ex))
@@ -401,10 +479,11 @@ def test_the_self_check_in_a_student_kernel_says_what_the_grader_says(term: dict
             exec(compile("import torch\n" + nb_setup, "<setup>", "exec"), ns)  # noqa: S102
             answer = _answers(ex)[name]
             exec(compile(answer, "<answer>", "exec"), ns)  # noqa: S102
-            trusted = check(ex.id, namespace=ns, history=[answer])
+            trusted = check(ex.id, ns[ex.answer], namespace=ns, history=[answer])
             assert verdicts[name][ex.id] == trusted.verdict, (name, ex.id)
-    assert {verdicts[MISTAKEN][ex.id] for ex in term["exercises"] if ex.wrong and not ex.is_function} \
-        - {"correct"}, "the misconceptions were diagnosed"
+    assert {verdicts[MISTAKEN][ex.id] for ex in term["exercises"] if ex.wrong and not ex.is_function} - {
+        "correct"
+    }, "the misconceptions were diagnosed"
     assert term["validate"]["success"], term["validate"]
 
 
@@ -420,7 +499,9 @@ def test_no_student_reads_or_changes_anothers_submission(term: dict, klass: dict
     probe = term["probes"]["before"]
     for path, outcome in probe["writes"].items():
         assert outcome == "PermissionError", (path, outcome)
-    assert term["http_reads"][0] in (400, 403, 404) and term["http_reads"][1] in (302, 403, 404), term["http_reads"]
+    assert term["http_reads"][0] in (400, 403, 404) and term["http_reads"][1] in (302, 403, 404), term[
+        "http_reads"
+    ]
     # the forged submission in the mistaken student's name was left out of collect
     graded = term["results"][MISTAKEN]["score"]
     assert graded < sum(ex.points for ex in term["exercises"])
@@ -428,6 +509,20 @@ def test_no_student_reads_or_changes_anothers_submission(term: dict, klass: dict
     assert "2099" not in submitted.read_text()
     inbound = Path(klass["exchange"]) / "gradtutor" / "inbound"
     assert (inbound / term["forged"]).stat().st_uid == pwd.getpwnam(HOSTILE).pw_uid
+
+
+def test_the_names_in_the_exchange_are_secrets_no_student_can_list(term: dict, klass: dict) -> None:
+    """nbgrader's model: a submission folder (0755, its files 0644) and a released feedback page
+    (0644) are readable by whoever knows their names; the names carry 72 random bits and a hash
+    of the student's own submission, and neither folder can be listed by a student."""
+    course = Path(klass["exchange"]) / "gradtutor"
+    for folder, mode in (("inbound", 0o3733), ("feedback", 0o711)):
+        assert (course / folder).stat().st_mode & 0o7777 == mode, folder
+    for name in os.listdir(course / "inbound"):
+        if not name.endswith("+forged"):
+            assert len(name.rsplit("+", 1)[1]) == 12, name  # base64 of 9 random bytes
+    for name in os.listdir(course / "feedback"):
+        assert len(name) == len("0" * 32 + ".html"), name
 
 
 def test_no_student_reads_or_changes_anothers_feedback(term: dict) -> None:
@@ -442,7 +537,9 @@ def test_students_see_the_student_tools_and_the_instructor_the_formgrader(term: 
     import re
 
     def disabled(page: str) -> set[str]:
-        data = re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', page, re.S)
+        data = re.search(
+            r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', page, re.S
+        )
         return set(json.loads(data.group(1)).get("disabledExtensions", []))
 
     tools = {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment"}
@@ -469,7 +566,9 @@ def test_a_new_release_keeps_the_students_work_and_says_what_changed(term: dict,
     teacher.formgrader("release")
     student.assignments("fetch")
     assert student.notebook().cells == before.cells
-    note = student.get(f"/api/contents/{SLUG}-updates/WHAT-CHANGED.txt", params={"content": 1, "format": "text"})
+    note = student.get(
+        f"/api/contents/{SLUG}-updates/WHAT-CHANGED.txt", params={"content": 1, "format": "text"}
+    )
     assert note.status_code == 200, note.text
     assert f"changed {cell.id}" in note.json()["content"]
     update = student.notebook(f"{SLUG}-updates/{SLUG}.ipynb")
