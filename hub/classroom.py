@@ -110,6 +110,14 @@ def _digest(*parts: bytes) -> str:
     return h.hexdigest()
 
 
+def _wheel_digest(wheel: Path) -> str:
+    """Of the files a wheel holds, not of the archive (setuptools stamps each build's times)."""
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as z:
+        return _digest(*(name.encode() + z.read(name) for name in sorted(z.namelist())))
+
+
 def _wheels(out: Path) -> dict[str, Path]:
     """The student runtime and the full package, built from this checkout."""
     here = Path(sys.executable).parent
@@ -161,7 +169,7 @@ def build_envs(log=print) -> None:
                 pip(env, *BASE)
                 stamp.write_text(base_key)
             wheel = wheels[role]
-            key, pkg = _digest(wheel.read_bytes()), env / ".gradtutor-package"
+            key, pkg = _wheel_digest(wheel), env / ".gradtutor-package"
             if not pkg.exists() or pkg.read_text() != key:
                 pip(env, "--force-reinstall", "--no-deps", wheel)
                 pip(env, wheel)  # its dependencies, already there but for the instructor's few

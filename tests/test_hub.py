@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -249,6 +250,7 @@ def klass():
         if (root / "class.json").exists():
             classroom.remove(root)
         _remove_leftovers()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _answers(ex) -> dict[str, str | None]:
