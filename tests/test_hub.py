@@ -41,6 +41,7 @@ websocket = pytest.importorskip("websocket")
 
 pytestmark = [
     pytest.mark.hub,
+    pytest.mark.timeout(1800),  # the first run on a machine builds /opt/gradtutor (about 7 minutes)
     pytest.mark.skipif(
         os.geteuid() != 0
         or not Path("/usr/sbin/useradd").exists()
@@ -213,6 +214,8 @@ def _remove_leftovers() -> None:
 
 @pytest.fixture(scope="module")
 def klass():
+    proxy = REPO / "node_modules" / ".bin" / "configurable-http-proxy"
+    assert proxy.exists(), f"{proxy} is missing: `make node_modules` installs it from package-lock.json"
     _remove_leftovers()
     root = Path(tempfile.mkdtemp(prefix="gradtutor-hubtest-", dir="/srv"))
     hub = None
