@@ -27,6 +27,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import requests  # both come with JupyterLab (jupyterlab_server, jupyter_server)
+import websocket
 from hostile import kit
 
 from autograder import registry
@@ -35,9 +37,6 @@ from autograder.feedback import VERDICTS
 
 sys.path.insert(0, str(REPO / "hub"))
 import classroom  # noqa: E402
-
-requests = pytest.importorskip("requests")
-websocket = pytest.importorskip("websocket")
 
 pytestmark = [
     pytest.mark.hub,
