@@ -65,15 +65,14 @@ class OwnerCheckedCollect(ExchangeCollect):
 
     def _sort_by_timestamp(self, records: list[dict]) -> list[dict]:
         ordered = super()._sort_by_timestamp(records)
-        return [r for r in ordered if self._genuine(r)] + [r for r in ordered if not self._genuine(r)]
+        genuine = [r for r in ordered if self._genuine(r)]
+        for record in ordered:
+            if record not in genuine:
+                self.log.error("Not collected: %s names %s but is not theirs (a forged submission)",
+                               record["filename"], record["username"])
+        return genuine + [r for r in ordered if r not in genuine]  # [0] is the newest genuine one
 
     def copy_files(self) -> None:
-        for record in self.src_records:
-            if not self._genuine(record):
-                self.log.error(
-                    "Not collected: %s names %s but is not theirs (a forged submission)",
-                    record["filename"],
-                    record["username"],
-                )
+        """Leave out a student whose every submission is forged."""
         self.src_records = [r for r in self.src_records if self._genuine(r)]
         super().copy_files()

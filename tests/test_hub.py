@@ -577,3 +577,15 @@ def test_a_new_release_keeps_the_students_work_and_says_what_changed(term: dict,
     assert f"changed {cell.id}" in note.json()["content"]
     update = student.notebook(f"{SLUG}-updates/{SLUG}.ipynb")
     assert any("An update from your instructor." in c.source for c in update.cells)
+
+
+def test_the_hub_log_has_no_error_and_collect_names_the_forgery(term: dict, klass: dict) -> None:
+    """Every server logs into the hub's log: no error there but the forged submission that the
+    formgrader's collect left out, which it also reports to the instructor."""
+    import re
+
+    log = (klass["root"] / "hub.log").read_text()
+    errors = [ln for ln in log.splitlines() if re.match(r"\[(E|C) ", ln) or ln.startswith("Traceback")]
+    forged = f"Not collected: {term['forged']} names {MISTAKEN}"
+    assert [ln for ln in errors if forged not in ln] == [], "\n".join(errors)
+    assert forged in term["collect"]["log"], term["collect"]
