@@ -317,17 +317,20 @@ def _account(user: str, home: Path, password: str, *, staff: bool) -> None:
 
 def _exchange_course(folder: Path, owner: pwd.struct_passwd) -> None:
     """The course's folders in the exchange, as nbgrader's release makes them (it keeps them
-    when they exist and belong to the instructor), and ``inbound`` also sticky: a student who
-    can write a submission there cannot rename or delete another's (mode 3733)."""
+    when they exist and belong to the instructor), and ``inbound`` also sticky (a student who
+    can write a submission there cannot rename or delete another's: mode 3733) and of the
+    group ``gradtutor-staff``, which its setgid bit passes on to each submission
+    (``PrivateSubmit`` in hub/exchange.py then closes it to other accounts)."""
     modes = {
         folder: 0o755,
         folder / "outbound": 0o755,
         folder / "inbound": 0o3733,
         folder / "feedback": 0o711,
     }
+    staff = grp.getgrnam(STAFF).gr_gid
     for path, mode in modes.items():
         path.mkdir(exist_ok=True)
-        os.chown(path, owner.pw_uid, owner.pw_gid)
+        os.chown(path, owner.pw_uid, staff if path.name == "inbound" else owner.pw_gid)
         path.chmod(mode)
 
 
@@ -365,6 +368,7 @@ def _jupyter_config(folder: Path, course: Path, exchange: Path) -> None:
         f"c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = {COURSE_ID!r}\n"
         f"c.Exchange.root = {str(exchange)!r}\n"
         "c.ExchangeFactory.fetch_assignment = 'gradtutor_exchange.KeepWorkFetch'\n"
+        "c.ExchangeFactory.submit = 'gradtutor_exchange.PrivateSubmit'\n"
     )
     (instructor / "nbgrader_config.py").write_text(instructor_config(course, exchange))
     sh("chmod", "-R", "a+rX", folder)

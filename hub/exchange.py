@@ -6,6 +6,11 @@ Installed as ``gradtutor_exchange`` into both class environments (with ``hub/kee
 * ``KeepWorkFetch``: fetching an assignment a student already has keeps every file the student
   edited and says what the new release changed (``hub/keepwork.py``). Stock nbgrader refuses the
   second fetch, or with ``replace_missing_files`` copies the missing files and says nothing.
+* ``PrivateSubmit``: a submission is readable by its student and the course's staff only. Stock
+  nbgrader leaves it readable by everyone (files 0644) in a folder writable by everyone (0777):
+  only its name, with 72 random bits, keeps other students out. Here ``inbound`` belongs to the
+  group ``gradtutor-staff`` and is setgid, so each submission's folder takes that group; the
+  folder is then made 0770: nobody but its student and the staff can look inside.
 * ``OwnerCheckedCollect``: a submission whose folder in ``inbound`` is not owned by the student
   it names is not collected. ``inbound`` is writable by every account (mode 2733), so any
   student can make a folder named ``<another student>+<assignment>+<time>+<anything>``; stock
@@ -23,6 +28,7 @@ from pathlib import Path
 from gradtutor_keepwork import refresh
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.fetch_assignment import ExchangeFetchAssignment
+from nbgrader.exchange.default.submit import ExchangeSubmit
 
 
 class KeepWorkFetch(ExchangeFetchAssignment):
@@ -76,3 +82,17 @@ class OwnerCheckedCollect(ExchangeCollect):
         """Leave out a student whose every submission is forged."""
         self.src_records = [r for r in self.src_records if self._genuine(r)]
         super().copy_files()
+
+
+class PrivateSubmit(ExchangeSubmit):
+    """nbgrader's submit, then nothing of the submission left for other accounts."""
+
+    def copy_files(self) -> None:
+        super().copy_files()
+        dest = os.path.join(self.inbound_path, self.assignment_filename)
+        # The folder took the group of the setgid inbound when it was made; nbgrader's copy then
+        # cleared its setgid bit (a student cannot set it again on a group they are not in), so
+        # the files written last have the student's own group. The folder's mode is the lock:
+        # 0770, the staff's group, and nobody else can even look inside.
+        self.set_perms(dest, fileperms=0o644, dirperms=0o750)
+        os.chmod(dest, 0o770)  # the staff may delete it later, as nbgrader's 0777 intends

@@ -133,7 +133,7 @@ class User:
         done = self.post(f"/formgrader/api/assignment/{SLUG}/{action}")
         assert done.status_code == 200, done.text
         result = done.json()
-        assert result["success"], result
+        assert result["success"], str(result.get("error", result))[-2500:]  # the traceback's end
         return result
 
 
@@ -394,6 +394,8 @@ def term(klass: dict) -> dict:
         reads=[
             inbound,  # nbgrader's 2733: no listing, so no submission's name can be learnt
             f"{inbound}/{RIGHT}+{SLUG}+{right_sub.split('+')[2]}+guessed/{SLUG}.ipynb",
+            f"{inbound}/{right_sub}/{SLUG}.ipynb",  # even knowing the name (PrivateSubmit)
+            f"{inbound}/{right_sub}/submission_secret.txt",  # the key to the feedback page's name
             f"{home[RIGHT]}/{NB_PATH}",
             home[MISTAKEN],
             str(REPO / "solutions" / f"{SLUG}.ipynb"),
@@ -402,7 +404,8 @@ def term(klass: dict) -> dict:
             klass["course"],
             f"{klass['course']}/source/{SLUG}/{SLUG}.ipynb",
         ],
-        writes=[f"{inbound}/{right_sub}/{SLUG}.ipynb", f"{home[MISTAKEN]}/{NB_PATH}"],
+        writes=[f"{inbound}/{right_sub}/{SLUG}.ipynb", f"{inbound}/{right_sub}/planted.ipynb",
+                f"{home[MISTAKEN]}/{NB_PATH}"],
         renames=[(f"{inbound}/{right_sub}", f"{inbound}/{HOSTILE}+moved")],
     )
     mistaken_nb = students[MISTAKEN].notebook()
@@ -515,16 +518,22 @@ def test_no_student_reads_or_changes_anothers_submission(term: dict, klass: dict
     assert (inbound / term["forged"]).stat().st_uid == pwd.getpwnam(HOSTILE).pw_uid
 
 
-def test_the_names_in_the_exchange_are_secrets_no_student_can_list(term: dict, klass: dict) -> None:
-    """nbgrader's model: a submission folder (0755, its files 0644) and a released feedback page
-    (0644) are readable by whoever knows their names; the names carry 72 random bits and a hash
-    of the student's own submission, and neither folder can be listed by a student."""
+def test_the_exchange_keeps_each_submission_to_its_student_and_the_staff(term: dict, klass: dict) -> None:
+    """inbound and feedback cannot be listed by a student; a submission's folder is its
+    student's and the staff's (0770, group gradtutor-staff); a released feedback page is named
+    by a hash keyed with the submission's secret, which only its student and the staff can read."""
+    import grp
+
     course = Path(klass["exchange"]) / "gradtutor"
+    staff = grp.getgrnam(classroom.STAFF).gr_gid
     for folder, mode in (("inbound", 0o3733), ("feedback", 0o711)):
         assert (course / folder).stat().st_mode & 0o7777 == mode, folder
     for name in os.listdir(course / "inbound"):
-        if not name.endswith("+forged"):
-            assert len(name.rsplit("+", 1)[1]) == 12, name  # base64 of 9 random bytes
+        if name.endswith("+forged"):
+            continue
+        folder = course / "inbound" / name
+        assert len(name.rsplit("+", 1)[1]) == 12, name  # nbgrader's base64 of 9 random bytes
+        assert (folder.stat().st_mode & 0o777, folder.stat().st_gid) == (0o770, staff), name
     for name in os.listdir(course / "feedback"):
         assert len(name) == len("0" * 32 + ".html"), name
 
