@@ -18,8 +18,9 @@ What it makes:
 * accounts: ``<prefix>teacher`` (in ``gradtutor-staff``) and students, homes mode 0700, each
   with a password printed once and kept in ``ROOT/class.json`` (mode 0600, root's).
 * ``ROOT/exchange``: nbgrader's exchange, mode 0777 as nbgrader documents, and the course's
-  folders in it as nbgrader's release makes them (``inbound`` 2733 plus the sticky bit,
-  ``feedback`` 0711), owned by the instructor.
+  folders in it as nbgrader's release makes them (``inbound`` 2733 plus the sticky bit and of
+  the group ``gradtutor-staff``, ``feedback`` 0711), owned by the instructor; the exchange
+  classes of hub/exchange.py (keep-work fetch, private submit, owner-checked collect).
 * ``~teacher/course``: the nbgrader course folder, with the chapters' source notebooks.
 """
 
