@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
 
-.PHONY: lab test build lint bench grade-demo clean
+.PHONY: lab test system-deps hub hub-remove build lint bench grade-demo clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -15,10 +15,16 @@ $(STAMP): pyproject.toml constraints.txt
 build: $(STAMP)
 	$(VENV)/bin/gradtutor build
 
-# Students: build missing notebooks, never overwrite one that holds their work.
+# Students: the lab serves $(WORK)/, your own copy of notebooks/ that git does not track. A
+# notebook is copied in when missing (or when you had not changed it and notebooks/ has a newer
+# one); one you edited is never overwritten: the newer one goes to $(WORK)/updates/ with
+# WHAT-CHANGED.txt. Only the student's nbgrader tools (jupyter/student/).
+WORK     ?= work
+LAB_ARGS ?=
 lab: $(STAMP)
-	$(VENV)/bin/gradtutor build --no-solutions --keep-student-work
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) --ip=127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root,)
+	$(PY) hub/keepwork.py notebooks $(WORK)
+	JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter/student $(VENV)/bin/jupyter lab --notebook-dir=$(WORK) \
+	    --port=$(PORT) --ip=127.0.0.1 --no-browser $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
 
 # The scripts `gradtutor export-html` copies next to offline pages (widget manager, require.js,
 # MathJax), pinned in package-lock.json; the browser tests use them too.
@@ -29,12 +35,27 @@ $(NODE_STAMP): package.json package-lock.json
 
 node_modules: $(NODE_STAMP)
 
-test: $(STAMP) $(NODE_STAMP)
-	$(VENV)/bin/ruff check autograder exercises tests bench
+# What the tests need from the system (the browser, npm, Debian's python3-venv): installed with
+# apt-get as root, or one line that says what to install.
+system-deps:
+	@sh tools/system-deps
+
+test: system-deps $(STAMP) $(NODE_STAMP)
+	$(VENV)/bin/ruff check autograder exercises tests bench hub
 	$(VENV)/bin/python -m pytest -q -ra
 
+# A demo class on JupyterHub at http://127.0.0.1:8000 (run as root): an instructor and three
+# students as real Unix accounts, their logins printed; the hub runs until Ctrl-C.
+# `make hub-remove` deletes the accounts and the class. See docs/deploy.md.
+hub: system-deps $(STAMP) $(NODE_STAMP)
+	$(PY) hub/classroom.py setup
+	$(PY) hub/classroom.py start
+
+hub-remove: $(STAMP)
+	$(PY) hub/classroom.py remove
+
 lint: $(STAMP)
-	$(VENV)/bin/ruff check autograder exercises tests bench
+	$(VENV)/bin/ruff check autograder exercises tests bench hub
 
 bench: $(STAMP)
 	$(PY) bench/run --students 40

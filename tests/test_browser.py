@@ -56,7 +56,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: run .ci/run (it installs Debian's chromium)")
+        pytest.fail(f"{CHROMIUM} is missing: run make test (tools/system-deps installs Debian's chromium)")
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium

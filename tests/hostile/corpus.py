@@ -283,7 +283,10 @@ def _torch_memory_bomb(ctx: Context) -> NotebookNode:
 
 
 def _slow_memory_bomb(ctx: Context) -> NotebookNode:
-    return early(solved(ctx), "hog = []\nwhile True:\n    hog.append(bytearray(2**28))")
+    # bytes(n) is calloc'd: untouched zero pages, so the address-space limit is reached after a
+    # few steps whatever the machine's speed (a bytearray is zeroed by hand, and on a busy
+    # machine the per-cell CPU limit could stop that first: the same points, another reason)
+    return early(solved(ctx), "hog = []\nwhile True:\n    hog.append(bytes(2**28))")
 
 
 def _fork_bomb(ctx: Context) -> NotebookNode:

@@ -1,0 +1,111 @@
+"""Students keep their work: a new release never overwrites a notebook a student has edited.
+
+One rule, used in two places:
+
+* ``make lab`` (``python hub/keepwork.py notebooks work``): the student's working copy ``work/``
+  (untracked) is filled from the built ``notebooks/`` (tracked) only where a notebook is missing.
+* JupyterHub (``hub/exchange.py``: nbgrader's fetch with this rule): fetching an assignment the
+  student already has copies what is missing, as nbgrader's ``replace_missing_files`` does.
+
+For every file the release copy the student started from is kept aside (the *base*). When the
+release changes:
+
+* a file the student never changed (equal to its base) is replaced by the new release;
+* a file the student changed is kept; the new release is written to an ``updates`` folder,
+  with ``WHAT-CHANGED.txt`` naming the cells that the release changed.
+
+This file has no import from the course package: it is copied into the student's server
+environment on the hub, which holds the student runtime and nothing of the answer key.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+NOTE = "WHAT-CHANGED.txt"
+
+
+def _cells(path: Path) -> dict[str, tuple[str, str]]:
+    """A notebook's cells by nbgrader grade id (else the cell id): (type, source)."""
+    try:
+        nb = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for i, cell in enumerate(nb.get("cells", [])):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        key = meta.get("grade_id") or cell.get("id") or f"cell {i + 1}"
+        source = cell.get("source", "")
+        out[key] = (cell.get("cell_type", ""), "".join(source) if isinstance(source, list) else source)
+    return out
+
+
+def changed_cells(old: Path, new: Path) -> list[str]:
+    """What a release changed between two versions of a notebook, one line per cell."""
+    before, after = _cells(old), _cells(new)
+    lines = [f"added {k}" for k in after if k not in before]
+    lines += [f"removed {k}" for k in before if k not in after]
+    lines += [f"changed {k}" for k in after if k in before and after[k] != before[k]]
+    return lines
+
+
+def refresh(release: Path, mine: Path, base: Path, *, updates: Path | None = None) -> list[str]:
+    """Bring ``mine`` up to ``release`` without touching the student's edits; ``base`` holds the
+    release files each of ``mine`` was copied from. Returns what it did, one line a file."""
+    updates = updates if updates is not None else mine / "updates"
+    said: list[str] = []
+    notes: list[str] = []
+    for src in sorted(p for p in release.rglob("*") if p.is_file() and ".ipynb_checkpoints" not in p.parts):
+        rel = src.relative_to(release)
+        dest, kept = mine / rel, base / rel
+        if not dest.exists():
+            _copy(src, dest)
+            _copy(src, kept)
+            said.append(f"new: {rel}")
+        elif filecmp.cmp(src, dest, shallow=False):
+            _copy(src, kept)
+        elif kept.exists() and filecmp.cmp(kept, dest, shallow=False):
+            _copy(src, dest)  # the student had not changed it: take the new release
+            _copy(src, kept)
+            said.append(f"updated: {rel} (you had not changed it)")
+        elif kept.exists() and filecmp.cmp(kept, src, shallow=False):
+            continue  # only the student changed it
+        else:
+            _copy(src, updates / rel)
+            cells = changed_cells(kept, src) if kept.exists() else ["(no earlier release on record)"]
+            notes.append(
+                f"{rel}: the release changed {len(cells)} cell(s):\n" + "".join(f"  - {c}\n" for c in cells)
+            )
+            said.append(
+                f"kept your {rel}: the new release is {updates.name}/{rel}, see {updates.name}/{NOTE}"
+            )
+    if notes:
+        updates.mkdir(parents=True, exist_ok=True)
+        (updates / NOTE).write_text(
+            "Your edited files were kept. The new release of each is beside this file.\n\n" + "\n".join(notes)
+        )
+    return said
+
+
+def _copy(src: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+
+
+def main(argv: list[str]) -> int:
+    """``keepwork.py RELEASE WORK``: the working copy for ``make lab``."""
+    release, work = Path(argv[0]), Path(argv[1])
+    work.mkdir(exist_ok=True)
+    for line in refresh(release, work, work / ".base"):
+        print(line, file=sys.stderr)
+    os.utime(work)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
