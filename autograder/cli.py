@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="skip executing the solution notebooks")
     p.add_argument("--keep-student-work", action="store_true",
                    help="never overwrite a student notebook that differs from the build (your work)")
-    p.set_defaults(run=_lazy("autograder.build.course:build_cli"))
+    p.set_defaults(run=_lazy("autograder.builder.course:build_cli"))
 
     p = sub.add_parser("key", help="print every exercise with its reference answer and its "
                                    "diagnosed wrong answers")
@@ -124,7 +124,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("runtime", help="write the student runtime wheel: self-checks at the shown "
                                        "values, drawings and widgets, without the answer key")
     p.add_argument("out_dir", type=Path, help="folder for the wheel")
-    p.set_defaults(run=_lazy("autograder.build.runtime:runtime_cli"))
+    p.set_defaults(run=_lazy("autograder.builder.runtime:runtime_cli"))
 
     p = sub.add_parser("export-html", help="write an offline HTML page of an executed notebook "
                                            "with live widgets (no network needed)")

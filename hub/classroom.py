@@ -337,7 +337,7 @@ def _exchange_course(folder: Path, owner: pwd.struct_passwd) -> None:
 
 def _course(course: Path, chapters: list[int] | None, exchange: Path) -> None:
     from autograder import registry
-    from autograder.build.course import write_source
+    from autograder.builder.course import write_source
 
     owner = pwd.getpwuid(course.parent.stat().st_uid)
     course.mkdir(exist_ok=True)

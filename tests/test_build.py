@@ -9,8 +9,8 @@ import nbformat
 import pytest
 
 from autograder import registry
-from autograder.build import course
-from autograder.build.lesson import parse
+from autograder.builder import course
+from autograder.builder.lesson import parse
 from autograder.nbcells import grade_id
 
 REPO = Path(__file__).resolve().parents[1]

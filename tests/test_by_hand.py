@@ -10,7 +10,7 @@ import torch
 
 from autograder import answer_key, registry
 from autograder.answers import read_all
-from autograder.build.cells import BY_HAND, WITH_AUTOGRAD, exercise_cells
+from autograder.builder.cells import BY_HAND, WITH_AUTOGRAD, exercise_cells
 from autograder.byhand import ByHand, autograd_off, tripped
 from autograder.judge import judge
 

@@ -20,7 +20,7 @@ import torch
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from autograder import registry
-from autograder.build import cells
+from autograder.builder import cells
 from autograder.contract import Ready, parse_message
 from autograder.grading import feedback_pages as feedback
 from autograder.grading import forkserver, scoring, store, submission

@@ -32,7 +32,7 @@ import websocket
 from hostile import kit
 
 from autograder import registry
-from autograder.build.course import REPO
+from autograder.builder.course import REPO
 from autograder.feedback import VERDICTS
 
 sys.path.insert(0, str(REPO / "hub"))
@@ -288,7 +288,7 @@ def _selfcheck(kernel: Kernel, nb: nbformat.NotebookNode) -> dict[str, str]:
 PROBE = """
 import importlib, json, os, sys
 out = {"imports": {}, "reads": {}, "writes": {}}
-for name in ["autograder.registry", "autograder.answer_key", "autograder.grading", "autograder.build",
+for name in ["autograder.registry", "autograder.answer_key", "autograder.grading", "autograder.builder",
              "exercises"]:
     try:
         importlib.import_module(name)

@@ -25,7 +25,7 @@ from hostile import kit
 from nbformat.v4 import new_code_cell
 
 from autograder import registry
-from autograder.build import course as build
+from autograder.builder import course as build
 from autograder.grading.store import gradebook_scores
 from autograder.nbcells import grade_id, is_grade
 

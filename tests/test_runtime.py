@@ -22,7 +22,7 @@ import pytest
 from autograder import registry
 from autograder.answer_key import practice_params, spec, wrong_values
 from autograder.answers import read_answer
-from autograder.build import runtime
+from autograder.builder import runtime
 from autograder.judge import judge
 from autograder.kinds import canonical_to_json
 
@@ -64,7 +64,7 @@ def test_wheel_holds_the_student_side_only(wheel: Path) -> None:
         data = json.loads(z.read("autograder/_data/checks.json"))["exercises"]
     modules = {n for n in names if n.endswith(".py")}
     assert modules == {f"autograder/{m}" for m in runtime.MODULES}
-    for trusted in ("registry.py", "answer_key.py", "exercise.py", "key.py", "grading/", "build/"):
+    for trusted in ("registry.py", "answer_key.py", "exercise.py", "key.py", "grading/", "builder/"):
         assert not any(n.startswith(f"autograder/{trusted}") for n in names)
     assert not any(n.startswith("exercises") for n in names)
     # no solution, no hidden variant (its setup or its reference), no unit source: the shown

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from hostile import kit
 
-from autograder.build.course import REPO
+from autograder.builder.course import REPO
 from autograder.nbcells import grade_id
 
 pytestmark = pytest.mark.slow

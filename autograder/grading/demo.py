@@ -31,7 +31,7 @@ from nbformat.v4 import nbjson
 
 from .. import nbcells, registry
 from ..answer_key import reference, run_at, wrong_values
-from ..build import course as build
+from ..builder import course as build
 from ..exercise import Exercise
 from ..judge import judge
 from ..plain import Plain, to_plain

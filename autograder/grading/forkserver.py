@@ -111,7 +111,7 @@ class Sandbox:
         self.serial = 0
         self.uid_base = uid_block(os.getpid())
         self.tree = Path(tempfile.mkdtemp(prefix="gradtutor-runtime-"))
-        from ..build.runtime import write_tree
+        from ..builder.runtime import write_tree
 
         write_tree(self.tree, with_data=False)
         os.chmod(self.tree, 0o755)

@@ -19,7 +19,7 @@ import torch
 from nbformat import NotebookNode
 
 from autograder import registry
-from autograder.build import course as build
+from autograder.builder import course as build
 from autograder.exercise import Exercise
 from autograder.registry import Chapter
 
