@@ -22,6 +22,7 @@ from autograder import misconceptions, registry
 from autograder.answer_key import coinciding, reference, run_at
 from autograder.grading import demo, report
 from autograder.judge import _same, judge
+from autograder.nbcells import grade_id
 from autograder.plain import to_plain
 
 CHAPTER = registry.chapters()[0]
@@ -234,8 +235,8 @@ def test_report_without_results_says_what_to_do(tmp_path, capsys):
     assert "gradtutor grade" in capsys.readouterr().out
 
 
-def _cell(nb, grade_id: str):
-    return next((c for c in nb.cells if grade_id(c) == grade_id),
+def _cell(nb, wanted: str):
+    return next((c for c in nb.cells if grade_id(c) == wanted),
                 None)
 
 

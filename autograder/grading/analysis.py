@@ -132,7 +132,7 @@ def _ratio(answer: Any, ref: Any) -> float:
 
 
 def _literal(plain: dict) -> str:
-    from .demo import literal
+    from .demo import plain_source as literal
 
     try:
         text = literal(plain)
