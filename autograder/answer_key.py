@@ -59,8 +59,8 @@ def ids() -> list[str]:
     return registry.ids()
 
 
-def by_hand_ids() -> frozenset[str]:
-    return frozenset(ex.id for ex in registry.all_exercises() if ex.by_hand)
+def is_by_hand(exercise_id: str) -> bool:
+    return exercise_id in registry.ids() and registry.get(exercise_id).by_hand
 
 
 PRACTICE_SETS = 2

@@ -15,7 +15,7 @@ cell gets past it, as the student's own kernel can always fool its own self-chec
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 MESSAGE = ("This exercise is done by hand: autograd is switched off while its answer cell runs. "
@@ -122,15 +122,21 @@ class KernelHook:
     """IPython events: a by-hand exercise's answer cell (known by its cell id) runs with autograd
     off, so the student sees the reason in that cell, not only in the check under it."""
 
-    def __init__(self, by_hand: frozenset[str]) -> None:
-        self.by_hand = by_hand
+    def __init__(self, by_hand: Callable[[str], bool]) -> None:
+        self.by_hand = by_hand  # exercise id -> done by hand? (asked only for answer cells)
         self.block: contextlib.ExitStack | None = None
 
     def pre_run_cell(self, info: Any) -> None:
         cell_id = getattr(info, "cell_id", None) or ""
-        if cell_id.endswith(ANSWER_CELL_SUFFIX) and cell_id[: -len(ANSWER_CELL_SUFFIX)] in self.by_hand:
+        if cell_id.endswith(ANSWER_CELL_SUFFIX) and self._by_hand(cell_id[: -len(ANSWER_CELL_SUFFIX)]):
             self.block = contextlib.ExitStack()
             self.block.enter_context(autograd_off())
+
+    def _by_hand(self, exercise_id: str) -> bool:
+        try:
+            return self.by_hand(exercise_id) is True
+        except Exception:  # an unknown id, or check data that cannot load: run the cell as it is
+            return False
 
     def post_run_cell(self, result: Any) -> None:
         if self.block is not None:
@@ -138,9 +144,10 @@ class KernelHook:
             block.close()
 
 
-def install(shell: Any, by_hand: frozenset[str]) -> KernelHook | None:
-    """Register the hook once per kernel; returns it (None when there is nothing to guard)."""
-    if shell is None or not by_hand:
+def install(shell: Any, by_hand: Callable[[str], bool]) -> KernelHook | None:
+    """Register the hook once per kernel; returns it. ``by_hand`` is asked lazily, per answer
+    cell, so that importing the self-check stays instant (no exercise is loaded here)."""
+    if shell is None:
         return None
     for hook in getattr(shell, "_gradtutor_by_hand", ()):  # a re-import must not stack hooks
         return hook

@@ -117,13 +117,14 @@ def ids() -> list[str]:
     return key.ids() if key is not None else []
 
 
-def by_hand_ids() -> frozenset[str]:
-    """The exercises done by hand (autograd off in their answer cells), read cheaply."""
+@cache
+def is_by_hand(exercise_id: str) -> bool:
+    """Is this exercise done by hand (autograd off in its answer cell)? Loads that one unit only."""
     bundled = _bundled()
     if bundled is not None:
-        return frozenset(eid for eid, d in bundled.items() if d["spec"].get("by_hand") is True)
+        return exercise_id in bundled and bundled[exercise_id]["spec"].get("by_hand") is True
     key = _answer_key()
-    return key.by_hand_ids() if key is not None else frozenset()
+    return key.is_by_hand(exercise_id) if key is not None else False
 
 
 def _lookup(exercise_id: str, computed: str) -> Check:

@@ -126,7 +126,7 @@ def _install_by_hand_hook() -> None:
     shell = _shell()
     if shell is not None and hasattr(shell, "events"):
         with contextlib.suppress(Exception):  # never let the self-check's import stop a lesson
-            byhand.install(shell, checkdata.by_hand_ids())
+            byhand.install(shell, checkdata.is_by_hand)
 
 
 _install_by_hand_hook()
