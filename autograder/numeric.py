@@ -41,3 +41,15 @@ def tensor_gradient(f: Fn, x: torch.Tensor, h: float = 1e-6) -> torch.Tensor:
 def vjp(f: Fn, x: torch.Tensor, v: torch.Tensor, h: float = 1e-6) -> torch.Tensor:
     """Central-difference vector-Jacobian product v^T J of a tensor function (CS231n style)."""
     return tensor_gradient(lambda t: (f(t) * v).sum(), x, h)
+
+
+def descended(w0: float, lr: float, target: float, steps: int) -> torch.Tensor:
+    """``steps`` steps of gradient descent on (w - target)², done right with autograd in float64:
+    the reference of the exercises that repair such a loop."""
+    w = torch.tensor(w0, dtype=torch.float64, requires_grad=True)
+    for _ in range(steps):
+        ((w - target) ** 2).backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad = None
+    return w.detach()

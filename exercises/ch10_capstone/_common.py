@@ -321,3 +321,13 @@ def hand_loop(X, y, init, steps, lr, accum, lam):
         history.append(total)
         p = {k: p[k] - lr * g[k] for k in MLP_NAMES}
     return p, history
+
+
+LASSO_ROWS, LASSO_COLS = 2, 3
+
+
+def lasso_draw(rng) -> dict:
+    """A weight matrix for the group-lasso exercises with one column exactly zero."""
+    zero = rng.randrange(LASSO_COLS)
+    return {"W": [[0.0 if j == zero else rng.choice((-1, 1)) * rng.uniform(0.3, 2) for j in range(LASSO_COLS)]
+                  for _ in range(LASSO_ROWS)]}

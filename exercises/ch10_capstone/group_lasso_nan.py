@@ -1,14 +1,15 @@
 """The group-lasso penalty written with torch.where: at a pruned (all-zero) column, NaN."""
 
 import math
-import random
 
 import torch
 
 from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
 
-ROWS, COLS = 2, 3
+from ._common import LASSO_COLS, LASSO_ROWS, lasso_draw
+
+ROWS, COLS = LASSO_ROWS, LASSO_COLS
 
 
 def _penalty(W):
@@ -35,10 +36,7 @@ def analytic(W):
     return _columns(W, math.nan)
 
 
-def draw(rng: random.Random) -> dict:
-    zero = rng.randrange(COLS)
-    return {"W": [[0.0 if j == zero else rng.choice((-1, 1)) * rng.uniform(0.3, 2) for j in range(COLS)]
-                  for _ in range(ROWS)]}
+draw = lasso_draw
 
 
 EXERCISE = Exercise(

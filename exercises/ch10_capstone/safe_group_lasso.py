@@ -1,7 +1,6 @@
 """Repair the penalty: finite gradients at a pruned column, graded on fresh weights."""
 
 import math
-import random
 
 import torch
 
@@ -9,9 +8,9 @@ from autograder.exercise import Exercise, Wrong
 from autograder.harness import function_report
 from autograder.kinds import Bool, Table, Tensor
 
-from ._common import call
+from ._common import LASSO_COLS, LASSO_ROWS, call, lasso_draw
 
-ROWS, COLS = 2, 3
+ROWS, COLS = LASSO_ROWS, LASSO_COLS
 KIND = Table(rows=("report",), columns=(("value", Tensor(shape=())), ("grad", Tensor(shape=(ROWS, COLS))),
                                         ("gradcheck", Bool())))
 
@@ -40,10 +39,7 @@ def analytic(W):
     return _table(W, 0.0)
 
 
-def draw(rng: random.Random) -> dict:
-    zero = rng.randrange(COLS)
-    return {"W": [[0.0 if j == zero else rng.choice((-1, 1)) * rng.uniform(0.3, 2) for j in range(COLS)]
-                  for _ in range(ROWS)]}
+draw = lasso_draw
 
 
 EXERCISE = Exercise(
