@@ -42,7 +42,7 @@ system-deps:
 
 test: system-deps $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/ruff check autograder exercises tests bench hub
-	$(VENV)/bin/python -m pytest -q -ra
+	$(VENV)/bin/python -m pytest -q -ra --durations=15
 
 # A demo class on JupyterHub at http://127.0.0.1:8000 (run as root): an instructor and three
 # students as real Unix accounts, their logins printed; the hub runs until Ctrl-C.

@@ -45,14 +45,13 @@ import html
 import math
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
 import torch
-from nbclient import NotebookClient
+from notebook_runs import executed_student
 
 from autograder import registry
 from autograder.kinds import Bool, Choice, Number, Table, Tensor
@@ -406,13 +405,8 @@ def test_token_precision():
 # ---------------------------------------------------------------- the course
 
 
-@lru_cache(maxsize=1)
 def _executed(slug: str) -> nbformat.NotebookNode:
-    path = REPO / "notebooks" / f"{slug}.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=180, kernel_name="python3", store_widget_state=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
-    return nb
+    return executed_student(slug)
 
 
 @pytest.mark.slow
