@@ -4,12 +4,13 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
 
-.PHONY: lab test system-deps hub hub-remove build lint bench grade-demo clean
+.PHONY: lab test test-fast system-deps hub hub-remove build lint bench grade-demo clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml autograder/pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	# the student runtime (autograder/, its own pyproject.toml) and the trusted package beside it
+	$(PY) -m pip install --quiet -c constraints.txt -e ./autograder -e '.[dev]'
 	touch $(STAMP)
 
 build: $(STAMP)
@@ -41,8 +42,13 @@ system-deps:
 	@sh tools/system-deps
 
 test: system-deps $(STAMP) $(NODE_STAMP)
-	$(VENV)/bin/ruff check autograder exercises tests bench hub
+	$(VENV)/bin/ruff check autograder gradtutor exercises tests bench hub
 	$(VENV)/bin/python -m pytest -q -ra --durations=15
+
+# The edit-test loop: everything not marked slow, browser or hub (the import contract included).
+test-fast: $(STAMP) $(NODE_STAMP)
+	$(VENV)/bin/ruff check autograder gradtutor exercises tests bench hub
+	$(VENV)/bin/python -m pytest -q -ra -m "not slow and not browser and not hub" --durations=5
 
 # A demo class on JupyterHub at http://127.0.0.1:8000 (run as root): an instructor and three
 # students as real Unix accounts, their logins printed; the hub runs until Ctrl-C.
@@ -55,7 +61,7 @@ hub-remove: $(STAMP)
 	$(PY) hub/classroom.py remove
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check autograder exercises tests bench hub
+	$(VENV)/bin/ruff check autograder gradtutor exercises tests bench hub
 
 bench: $(STAMP)
 	$(PY) bench/run --students 40

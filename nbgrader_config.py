@@ -29,7 +29,7 @@ import os  # noqa: E402
 
 if os.environ.get("GRADTUTOR_ISOLATED") == "1":
     c.Autograde.autograde_preprocessors = [
-        "autograder.grading.nbgrader_execute.IsolatedExecute",
+        "gradtutor.grading.nbgrader_execute.IsolatedExecute",
         "nbgrader.preprocessors.IgnorePattern",
         "nbconvert.preprocessors.ClearMetadataPreprocessor",
         "nbgrader.preprocessors.LimitOutput",

@@ -17,9 +17,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .byhand import ByHand, autograd_off, tripped
-from .contract import AnswerSpec
-from .plain import Plain, to_plain
+from autograder.byhand import ByHand, autograd_off, tripped
+from autograder.contract import AnswerSpec
+from autograder.plain import Plain, to_plain
 
 FROM_NAMESPACE = object()  # read the answer from the namespace, not from an explicit value
 

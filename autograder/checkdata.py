@@ -1,26 +1,35 @@
-"""Check data: what judging one exercise needs, as data rather than exercise code.
+"""Student side: check data, what judging one exercise needs, as data rather than exercise code.
 
-Student side. A ``Check`` holds the answer kind, the reference answer and the known wrong
-answers (as canonical values) for some of the exercise's variants, and each wrong answer's
-misconception, explanation and hint. The student runtime ships the checks at the shown values
-only, as JSON (``_data/checks.json``); the full package computes them from the exercise units
-(``autograder.answer_key``, trusted side), at the hidden variants too. ``get`` (grading) and ``practice`` (the
-self-check) are the accessors both use, so the judge never needs to know which it runs in.
+A ``Check`` holds the answer kind, the reference answer and the known wrong answers (as
+canonical values) for some of the exercise's variants, and each wrong answer's misconception,
+explanation and hint. The student runtime ships the checks at the shown and the practice values,
+as JSON (``_data/checks.json``). Where no data file is bundled, a ``Provider`` computes them: the
+trusted package registers its answer key under the entry point group ``autograder.check_data``,
+with every grading variant too. ``get`` (grading) and ``practice`` (the self-check) are the
+accessors both use, so the judge never needs to know which it runs in.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import dataclass
 from functools import cache
+from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from .contract import AnswerSpec, spec_from_json, spec_to_json
-from .kinds import Canonical, Kind, canonical_from_json, canonical_to_json, kind_from_json, kind_to_json
+from autograder.contract import AnswerSpec, spec_from_json, spec_to_json
+from autograder.kinds import (
+    Canonical,
+    Kind,
+    canonical_from_json,
+    canonical_to_json,
+    kind_from_json,
+    kind_to_json,
+)
 
 DATA_FILE = Path(__file__).with_name("_data") / "checks.json"
+PROVIDER_GROUP = "autograder.check_data"  # the trusted package registers its answer key here
 FORMAT = 2
 
 
@@ -100,12 +109,37 @@ def _bundled() -> dict[str, dict[str, Any]] | None:
     return data["exercises"]
 
 
-def _answer_key() -> Any:
-    """The trusted computation from exercise units (absent from the runtime and the sandbox)."""
-    try:
-        return importlib.import_module("autograder.answer_key")
-    except ImportError:
-        return None
+class Provider(Protocol):
+    """Where checks come from when no data file is bundled: the trusted side computes them from
+    the exercise units. The runtime names no module of it; the provider registers itself."""
+
+    def ids(self) -> list[str]: ...
+    def is_by_hand(self, exercise_id: str) -> bool: ...
+    def check_for(self, exercise_id: str) -> Check: ...
+    def practice_check(self, exercise_id: str) -> Check: ...
+
+
+_registered: list[Provider] = []
+
+
+def register(provider: Provider) -> None:
+    """Use ``provider`` for every check from now on (before any entry point)."""
+    _registered.append(provider)
+    _provider.cache_clear()
+
+
+@cache
+def _provider() -> Provider | None:
+    """An explicitly registered provider, else the first entry point of ``PROVIDER_GROUP`` that
+    loads. One that does not load (the grading sandbox hides the trusted package) counts as none."""
+    if _registered:
+        return _registered[-1]
+    for point in entry_points(group=PROVIDER_GROUP):
+        try:
+            return point.load()
+        except ImportError:
+            continue
+    return None
 
 
 def ids() -> list[str]:
@@ -113,8 +147,8 @@ def ids() -> list[str]:
     bundled = _bundled()
     if bundled is not None:
         return list(bundled)
-    key = _answer_key()
-    return key.ids() if key is not None else []
+    provider = _provider()
+    return provider.ids() if provider is not None else []
 
 
 @cache
@@ -123,20 +157,20 @@ def is_by_hand(exercise_id: str) -> bool:
     bundled = _bundled()
     if bundled is not None:
         return exercise_id in bundled and bundled[exercise_id]["spec"].get("by_hand") is True
-    key = _answer_key()
-    return key.is_by_hand(exercise_id) if key is not None else False
+    provider = _provider()
+    return provider.is_by_hand(exercise_id) if provider is not None else False
 
 
 def _lookup(exercise_id: str, computed: str) -> Check:
-    """The runtime's bundled check, or the one the answer key computes (``computed`` names the
-    answer key's function); ``KeyError`` where neither exists (the grading sandbox)."""
+    """The runtime's bundled check, or the one the provider computes (``computed`` names the
+    provider's method); ``KeyError`` where neither exists (the grading sandbox)."""
     bundled = _bundled()
     if bundled is not None:
         return from_json(bundled[exercise_id])
-    key = _answer_key()
-    if key is None:
+    provider = _provider()
+    if provider is None:
         raise KeyError(exercise_id)
-    return getattr(key, computed)(exercise_id)
+    return getattr(provider, computed)(exercise_id)
 
 
 @cache

@@ -16,11 +16,11 @@ from typing import Any
 
 import torch
 
-from . import checkdata
-from .checkdata import Check
-from .feedback import Feedback
-from .kinds import Canonical, Invalid, Kind, Table, numbers_close
-from .plain import Plain
+from autograder import checkdata
+from autograder.checkdata import Check
+from autograder.feedback import Feedback
+from autograder.kinds import Canonical, Invalid, Kind, Table, numbers_close
+from autograder.plain import Plain
 
 NOT_ANSWERED = ("Not answered yet: replace the ... in the answer cell above with your answer, "
                 "run that cell, then run this one.")
@@ -195,7 +195,7 @@ def _shape_slip(kind: Kind, answer: torch.Tensor, ref: torch.Tensor) -> str | No
 def _other_shape(kind: Kind, answer: Plain) -> torch.Tensor | None:
     """A numeric answer that the kind refused for its shape, read as it is: only to recognise a
     slip that changes the shape (a sum, a transpose); it is never right."""
-    from .kinds import Number, Tensor
+    from autograder.kinds import Number, Tensor
 
     if not isinstance(kind, Number | Tensor) or answer.get("t") != "array" or answer.get("boxed"):
         return None
@@ -320,7 +320,7 @@ def _same(kind: Kind, a: Canonical, b: Canonical) -> bool:
 def answer_names(kind: Kind, ref: Canonical) -> set[str]:
     """The exception and grad_fn names the right answer consists of (for a table, its cells):
     words a wrong answer's explanation must not show, or it would give the answer away."""
-    from .kinds import Choice
+    from autograder.kinds import Choice
 
     if isinstance(kind, Choice):
         values = [ref]

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from .plain import Plain, describe, to_plain
+from autograder.plain import Plain, describe, to_plain
 
 
 class Invalid(Exception):

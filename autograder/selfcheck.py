@@ -14,10 +14,10 @@ import contextlib
 import difflib
 from typing import Any
 
-from . import byhand, checkdata
-from .answers import FROM_NAMESPACE, answer_cell_from_history, read_all
-from .feedback import Feedback
-from .judge import judge
+from autograder import byhand, checkdata
+from autograder.answers import FROM_NAMESPACE, answer_cell_from_history, read_all
+from autograder.feedback import Feedback
+from autograder.judge import judge
 
 
 def _unknown(exercise_id: Any) -> Feedback:
@@ -147,7 +147,7 @@ class Review(list):
     def _repr_html_(self) -> str:
         import html
 
-        from .feedback import VERDICTS
+        from autograder.feedback import VERDICTS
 
         done = sum(fb.correct for fb in self)
         rows = []

@@ -66,10 +66,10 @@ def main() -> None:
     parser.add_argument("course", type=Path)
     args = parser.parse_args()
     limits = Limits()
-    from autograder import answer_key
-    from autograder.grading.batch import _lesson_imports
-    from autograder.grading.submission import source_notebooks
     from autograder.sandbox.zygote import warm_up
+    from gradtutor.grading.batch import _lesson_imports
+    from gradtutor.grading.submission import source_notebooks
+    from gradtutor.key import answer_key
 
     assignments = sorted({p.parent.name for p in (args.course / "source").glob("*/*.ipynb")})
     # as warm as the grader's zygote (the same warm-up: imports, torch's lazy paths, headless)

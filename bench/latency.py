@@ -21,8 +21,9 @@ from jupyter_client import KernelManager
 # wrong answers typed in as a student would
 PREPARE = r"""
 import json as _json, time as _time
-from autograder import check as _check, registry as _registry
-from autograder.grading import demo as _demo
+from autograder import check as _check
+from gradtutor.key import registry as _registry
+from gradtutor.authoring import demo as _demo
 _answers = []
 for _ex in map(_registry.get, EXERCISE_IDS):
     _ns = {}
@@ -89,7 +90,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def measure(exercise_ids: list[str], repeats: int = 20, round_trips: int = 3) -> dict[str, Any]:
-    from autograder import registry
+    from gradtutor.key import registry
 
     first_ex = registry.get(exercise_ids[0])
     out: dict[str, Any] = {}

@@ -119,7 +119,7 @@ def _wheel_digest(wheel: Path) -> str:
         return _digest(*(name.encode() + z.read(name) for name in sorted(z.namelist())))
 
 
-def _wheels(out: Path) -> dict[str, Path]:
+def _wheels(out: Path) -> dict[str, tuple[Path, ...]]:
     """The student runtime and the full package, built from this checkout."""
     here = Path(sys.executable).parent
     sh(here / "gradtutor", "runtime", out, capture_output=True)
@@ -137,8 +137,9 @@ def _wheels(out: Path) -> dict[str, Path]:
         capture_output=True,
     )
     (runtime,) = out.glob("gradtutor_runtime-*.whl")
-    (full,) = out.glob("gradtutor-*.whl")
-    return {"student": runtime, "instructor": full}
+    (full,) = out.glob("gradtutor-[0-9]*.whl")
+    # the trusted package needs the runtime it imports, which no index serves
+    return {"student": (runtime,), "instructor": (runtime, full)}
 
 
 def build_envs(log=print) -> None:
@@ -169,13 +170,13 @@ def build_envs(log=print) -> None:
                 pip(env, TORCH)
                 pip(env, *BASE)
                 stamp.write_text(base_key)
-            wheel = wheels[role]
-            key, pkg = _wheel_digest(wheel), env / ".gradtutor-package"
+            ours = wheels[role]
+            key, pkg = "".join(map(_wheel_digest, ours)), env / ".gradtutor-package"
             if not pkg.exists() or pkg.read_text() != key:
-                pip(env, "--force-reinstall", "--no-deps", wheel)
-                pip(env, wheel)  # its dependencies, already there but for the instructor's few
+                pip(env, "--force-reinstall", "--no-deps", *ours)
+                pip(env, *ours)  # their dependencies, already there but for the instructor's few
                 pkg.write_text(key)
-                log(f"installed {wheel.name} into {env}")
+                log(f"installed {', '.join(w.name for w in ours)} into {env}")
             site = next((env / "lib").glob("python3*/site-packages"))
             for name in ("keepwork", "exchange"):
                 shutil.copyfile(REPO / "hub" / f"{name}.py", site / f"gradtutor_{name}.py")
@@ -336,8 +337,8 @@ def _exchange_course(folder: Path, owner: pwd.struct_passwd) -> None:
 
 
 def _course(course: Path, chapters: list[int] | None, exchange: Path) -> None:
-    from autograder import registry
-    from autograder.builder.course import write_source
+    from gradtutor.authoring.build import write_source
+    from gradtutor.key import registry
 
     owner = pwd.getpwuid(course.parent.stat().st_uid)
     course.mkdir(exist_ok=True)

@@ -28,8 +28,8 @@ from browser.lab import (
     widget_outputs,
 )
 
-from autograder import registry
 from autograder.visual.widgets import num
+from gradtutor.key import registry
 
 pytestmark = pytest.mark.browser
 

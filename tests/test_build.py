@@ -8,10 +8,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import registry
-from autograder.builder import course
-from autograder.builder.lesson import parse
-from autograder.nbcells import grade_id
+from gradtutor.authoring import build as course
+from gradtutor.authoring.lesson import parse
+from gradtutor.key import registry
+from gradtutor.nbcells import grade_id
 
 REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = registry.chapters()

@@ -8,11 +8,11 @@ import queue
 import pytest
 import torch
 
-from autograder import answer_key, registry
 from autograder.answers import read_all
-from autograder.builder.cells import BY_HAND, WITH_AUTOGRAD, exercise_cells
 from autograder.byhand import ByHand, autograd_off, tripped
 from autograder.judge import judge
+from gradtutor.authoring.cells import BY_HAND, WITH_AUTOGRAD, exercise_cells
+from gradtutor.key import answer_key, registry
 
 BY_HAND_IDS = sorted(ex.id for ex in registry.all_exercises() if ex.by_hand)
 # the topics the issue names: chain rule, fan-out, accumulation, retain_graph count, the detach

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder import check, registry
+from autograder import check
 from autograder.kinds import Invalid, TensorOrSlip
 from autograder.plain import to_plain
 from autograder.selfcheck import grade_feedback
+from gradtutor.key import registry
 
 # (exercise, the number the reference document states) for sets 001, 002 (4.2) and 003
 SEED_ANSWERS = [

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import check, registry
+from autograder import check
 from autograder.selfcheck import grade_feedback
+from gradtutor.key import registry
 
 # (exercise, the number reference set 002 or the content map states)
 SEED_ANSWERS = [

@@ -13,7 +13,6 @@ from torch.autograd.function import once_differentiable
 from torch.autograd.graph import save_on_cpu, saved_tensors_hooks
 from torch.utils.checkpoint import checkpoint
 
-from autograder import registry
 from autograder.harness import function_report
 from autograder.selfcheck import grade_feedback
 from exercises.ch09_extending import (
@@ -24,6 +23,7 @@ from exercises.ch09_extending import (
     square_function_fix,
     ste_clamp_function,
 )
+from gradtutor.key import registry
 
 F64 = torch.float64
 
@@ -491,7 +491,7 @@ class Square(torch.autograd.Function):
 
 
 def test_every_chapter_9_unit_is_in_the_lesson_and_has_a_misconception_of_its_own():
-    from autograder.misconceptions import CATALOGUE
+    from gradtutor.key.misconceptions import CATALOGUE
 
     chapter = next(c for c in registry.chapters() if c.number == 9)
     ids = chapter.exercise_ids()

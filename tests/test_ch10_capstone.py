@@ -10,14 +10,14 @@ import math
 import pytest
 import torch
 
-from autograder import registry
-from autograder.answer_key import run_at, spec
 from autograder.answers import read_answer
 from autograder.harness import engine_report, loop_report
 from autograder.judge import judge, quietly
 from exercises.ch10_capstone import _common as c
 from exercises.ch10_capstone.fix_training_loop import SOLUTION as LOOP_SOLUTION
 from exercises.ch10_capstone.value_engine import SOLUTION as ENGINE_SOLUTION
+from gradtutor.key import registry
+from gradtutor.key.answer_key import run_at, spec
 
 
 def run_answer(eid: str, source: str, namespace: dict | None = None):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder import registry
-from autograder.answer_key import run_at, spec
 from autograder.answers import read_answer
 from autograder.judge import judge, quietly
+from gradtutor.key import registry
+from gradtutor.key.answer_key import run_at, spec
 
 
 def ref(exercise_id: str, variant: int = 0):

@@ -204,10 +204,10 @@ def test_a_wrong_choice_is_never_told_the_right_name():
     """For every "which error / which grad_fn" exercise (and table with such a column), the
     feedback on each listed wrong answer shows no exception or grad_fn name the right answer
     holds: not in the message, the explanation or the hint."""
-    from autograder import registry
-    from autograder.answer_key import reference, wrong_values
     from autograder.judge import answer_names, judge
     from autograder.kinds import canonical_to_json
+    from gradtutor.key import registry
+    from gradtutor.key.answer_key import reference, wrong_values
 
     checked = 0
     for ex in registry.all_exercises():
@@ -228,9 +228,9 @@ def test_no_wrong_answer_explanation_names_the_right_choice():
     redaction of error and grad_fn names), in Choice answers and in a table's choice columns."""
     import re
 
-    from autograder import answer_key, registry
     from autograder.judge import _redact, answer_names
     from autograder.kinds import Choice, Table
+    from gradtutor.key import answer_key, registry
 
     shown = []
     for ex in registry.all_exercises():
@@ -250,7 +250,7 @@ def test_no_wrong_answer_explanation_names_the_right_choice():
 
 
 def test_an_exercise_takes_its_id_and_chapter_from_its_path(tmp_path, monkeypatch):
-    from autograder import registry
+    from gradtutor.key import registry
 
     for ex in registry.all_exercises():
         folder = next(ch for ch in registry.chapters() if ex.id in ch.exercise_ids())

@@ -18,12 +18,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import misconceptions, registry
-from autograder.answer_key import coinciding, reference, run_at
-from autograder.grading import demo, report
 from autograder.judge import _same, judge
-from autograder.nbcells import grade_id
 from autograder.plain import to_plain
+from gradtutor.authoring import demo
+from gradtutor.key import misconceptions, registry
+from gradtutor.key.answer_key import coinciding, reference, run_at
+from gradtutor.nbcells import grade_id
+from gradtutor.reports import report
 
 CHAPTER = registry.chapters()[0]
 EXS = [registry.get(eid) for eid in CHAPTER.exercise_ids()]
@@ -94,7 +95,7 @@ def test_class_plan_is_reproducible_and_covers_every_profile():
 @pytest.fixture(scope="module")
 def demo_course(tmp_path_factory) -> Path:
     course = tmp_path_factory.mktemp("demo") / "course"
-    done = subprocess.run([sys.executable, "-m", "autograder.cli", "demo-class", str(course),
+    done = subprocess.run([sys.executable, "-m", "gradtutor.cli", "demo-class", str(course),
                            "--students", str(STUDENTS), "--seed", str(SEED),
                            "--assignment", CHAPTER.slug], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -248,7 +249,7 @@ def test_graded_demo_class_report_names_the_planted_misconceptions(demo_course, 
     course = tmp_path / "course"
     shutil.copytree(demo_course, course)
     for command in (["grade", str(course), "--workers", "2"], ["report", str(course)]):
-        done = subprocess.run([sys.executable, "-m", "autograder.cli", *command],
+        done = subprocess.run([sys.executable, "-m", "gradtutor.cli", *command],
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stdout + done.stderr
     manifest = json.loads((course / demo.PROFILES_FILE).read_text())

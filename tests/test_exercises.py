@@ -9,12 +9,12 @@ import random
 import pytest
 import torch
 
-from autograder import registry
-from autograder.answer_key import reference, run_at, spec
 from autograder.answers import read_answer
 from autograder.judge import _redact, answer_names, judge, quietly
 from autograder.kinds import Choice, Table
 from autograder.plain import to_plain
+from gradtutor.key import registry
+from gradtutor.key.answer_key import reference, run_at, spec
 
 EXERCISES = registry.all_exercises()
 IDS = [ex.id for ex in EXERCISES]
@@ -114,7 +114,7 @@ def test_no_wrong_answer_coincides_with_the_reference(ex):
 def test_wrong_answers_are_told_apart(ex):
     """Wrong answers differ at the shown values, or else (a seed's numbers can make two
     mistakes coincide) a grading variant and every practice value tell them apart."""
-    from autograder.answer_key import coinciding, practice_params
+    from gradtutor.key.answer_key import coinciding, practice_params
 
     for a, b in coinciding(ex.id):
         wa, wb = ex.wrong[a], ex.wrong[b]

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import registry
-from autograder.answer_key import run_at, spec
 from autograder.answers import read_answer
 from autograder.judge import judge, quietly
+from gradtutor.key import registry
+from gradtutor.key.answer_key import run_at, spec
 
 
 def run_answer(eid: str, source: str):

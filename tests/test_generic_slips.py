@@ -12,10 +12,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "novice"))
 import replay  # noqa: E402
 
-from autograder import answer_key, checkdata, registry  # noqa: E402
-from autograder.exercise import ORDER_OFF, VALUE_INSTEAD, order_off, value_instead  # noqa: E402
+from autograder import checkdata  # noqa: E402
 from autograder.judge import GENERIC, _consistent  # noqa: E402
-from autograder.misconceptions import CATALOGUE  # noqa: E402
+from gradtutor.key import answer_key, registry
+from gradtutor.key.exercise import ORDER_OFF, VALUE_INSTEAD, order_off, value_instead  # noqa: E402
+from gradtutor.key.misconceptions import CATALOGUE  # noqa: E402
 
 CASES = [
     # (exercise, answer cell, the diagnosis)

@@ -53,9 +53,9 @@ import pytest
 import torch
 from notebook_runs import executed_student
 
-from autograder import registry
 from autograder.kinds import Bool, Choice, Number, Table, Tensor
-from autograder.nbcells import grade_id
+from gradtutor.key import registry
+from gradtutor.nbcells import grade_id
 
 REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = registry.chapters()

@@ -19,18 +19,19 @@ import pytest
 import torch
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from autograder import registry
-from autograder.builder import cells
 from autograder.contract import Ready, parse_message
-from autograder.grading import feedback_pages as feedback
-from autograder.grading import forkserver, scoring, store, submission
-from autograder.grading.forkserver import Outcome
-from autograder.grading.submission import Submission, Unreadable
-from autograder.nbcells import grade_id, is_grade
 from autograder.plain import to_plain
 from autograder.sandbox.limits import Limits, uid_block
 from autograder.sandbox.zygote import Snapshot
 from autograder.selfcheck import grade
+from gradtutor.authoring import cells
+from gradtutor.grading import forkserver, scoring, submission
+from gradtutor.grading.forkserver import Outcome
+from gradtutor.grading.submission import Submission, Unreadable
+from gradtutor.key import registry
+from gradtutor.nbcells import grade_id, is_grade
+from gradtutor.records import store
+from gradtutor.reports import feedback_pages as feedback
 
 EX = registry.all_exercises()[0]
 GRADTUTOR = str(Path(sys.executable).parent / "gradtutor")
@@ -132,7 +133,7 @@ def outcome(*messages: dict, ended: str = "") -> Outcome:
 
 
 def reference_answers() -> list[dict]:
-    from autograder.answer_key import reference
+    from gradtutor.key.answer_key import reference
 
     del reference  # the plain form of the references: what an honest worker sends
     return [to_plain(EX.reference(**params)) for params in EX.variants()]

@@ -22,8 +22,8 @@ import pytest
 from hostile import kit
 from hostile.corpus import CASES, TOKEN, Case, Context
 
-from autograder.grading.store import gradebook_scores, results_path
 from autograder.sandbox.limits import uid_block
+from gradtutor.records.store import gradebook_scores, results_path
 
 pytestmark = pytest.mark.slow
 WORKERS = 2
@@ -37,7 +37,7 @@ EARLY_CLASSMATE = "aa_classmate"  # graded first: writes TOKEN into every answer
 def grade(course: Path, *extra: str) -> subprocess.CompletedProcess:
     """`gradtutor grade` with short limits, as its own process (the batch forks)."""
     code = ("import sys; from pathlib import Path\n"
-            "from autograder.grading.batch import grade_cli\nfrom autograder.sandbox.limits import Limits\n"
+            "from gradtutor.grading.batch import grade_cli\nfrom autograder.sandbox.limits import Limits\n"
             f"sys.exit(grade_cli(course_dir=Path({str(course)!r}), assignment=None, workers={WORKERS}, "
             f"csv=None, force={'--force' in extra}, limits={LIMITS}))")
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
@@ -289,7 +289,7 @@ def test_each_probe_finds_the_secrets_where_they_are(name: str, tmp_path: Path) 
 
 def _grade_with(course: Path, prelude: str, limits: str = LIMITS) -> subprocess.CompletedProcess:
     code = (prelude + "\nimport sys; from pathlib import Path\n"
-            "from autograder.grading.batch import grade_cli\nfrom autograder.sandbox.limits import Limits\n"
+            "from gradtutor.grading.batch import grade_cli\nfrom autograder.sandbox.limits import Limits\n"
             f"sys.exit(grade_cli(course_dir=Path({str(course)!r}), assignment=None, workers=2, "
             f"csv=None, force=False, limits={limits}))")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)

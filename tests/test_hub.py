@@ -31,9 +31,9 @@ import requests  # both come with JupyterLab (jupyterlab_server, jupyter_server)
 import websocket
 from hostile import kit
 
-from autograder import registry
-from autograder.builder.course import REPO
 from autograder.feedback import VERDICTS
+from gradtutor.authoring.build import REPO
+from gradtutor.key import registry
 
 sys.path.insert(0, str(REPO / "hub"))
 import classroom  # noqa: E402
@@ -288,7 +288,7 @@ def _selfcheck(kernel: Kernel, nb: nbformat.NotebookNode) -> dict[str, str]:
 PROBE = """
 import importlib, json, os, sys
 out = {"imports": {}, "reads": {}, "writes": {}}
-for name in ["autograder.registry", "autograder.answer_key", "autograder.grading", "autograder.builder",
+for name in ["gradtutor.key.registry", "gradtutor.key.answer_key", "autograder.grading", "autograder.builder",
              "exercises"]:
     try:
         importlib.import_module(name)

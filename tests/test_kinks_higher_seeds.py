@@ -8,9 +8,9 @@ import random
 import pytest
 import torch
 
-from autograder import registry
 from autograder.judge import judge
 from autograder.plain import to_plain
+from gradtutor.key import registry
 
 
 def _value(exercise_id: str, params: dict | None = None) -> float:

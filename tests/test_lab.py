@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.builder.course import REPO
+from gradtutor.authoring.build import REPO
 
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(REPO / "hub"))

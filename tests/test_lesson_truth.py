@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder import registry
+from gradtutor.key import registry
 
 REPO = Path(__file__).resolve().parents[1]
 

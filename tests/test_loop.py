@@ -21,12 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from autograder import registry
-from autograder.answer_key import fingerprint, grader_fingerprint, run_at
 from autograder.contract import read_result
-from autograder.grading import analysis, export, regrade, report, sheet, store
-from autograder.grading.scoring import judged
-from autograder.nbcells import grade_id
+from gradtutor.grading import regrade
+from gradtutor.grading.scoring import judged
+from gradtutor.key import registry
+from gradtutor.key.answer_key import fingerprint, grader_fingerprint, run_at
+from gradtutor.nbcells import grade_id
+from gradtutor.records import sheet, store
+from gradtutor.reports import analysis, export, report
 
 REPO = Path(__file__).resolve().parents[1]
 CHAPTER = registry.chapters()[0]
@@ -91,8 +93,8 @@ def test_stored_answers_are_rebuilt_like_a_childs_message() -> None:
 def test_fingerprint_moves_with_tolerance_points_and_wrong_answers_only(monkeypatch) -> None:
     import dataclasses
 
-    from autograder import answer_key
-    from autograder.exercise import Wrong
+    from gradtutor.key import answer_key
+    from gradtutor.key.exercise import Wrong
 
     def clear() -> None:
         for cached in (answer_key.check_for, answer_key.fingerprint, answer_key._grading_variant):
@@ -214,7 +216,7 @@ def test_the_ready_to_paste_wrong_entries_compute_what_the_students_gave(planted
 
     import torch
 
-    from autograder.exercise import Wrong
+    from gradtutor.key.exercise import Wrong
 
     rows = {(r["exercise"], r["who"]): r["wrong_entry"] for r in
             _rows(planted_course / "reports" / "unexplained.csv")}
@@ -384,7 +386,7 @@ def _unit_copy(root: Path, edit) -> Path:
 def _cli(*args: str, units: Path | None = None) -> subprocess.CompletedProcess:
     path = [str(units)] if units else []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, str(REPO)])}
-    return subprocess.run([sys.executable, "-m", "autograder.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "gradtutor.cli", *args], capture_output=True,
                           text=True, env=env, cwd="/")
 
 

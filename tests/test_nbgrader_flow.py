@@ -24,10 +24,10 @@ import pytest
 from hostile import kit
 from nbformat.v4 import new_code_cell
 
-from autograder import registry
-from autograder.builder import course as build
-from autograder.grading.store import gradebook_scores
-from autograder.nbcells import grade_id, is_grade
+from gradtutor.authoring import build
+from gradtutor.key import registry
+from gradtutor.nbcells import grade_id, is_grade
+from gradtutor.records.store import gradebook_scores
 
 pytestmark = pytest.mark.slow
 GRADTUTOR = str(Path(sys.executable).parent / "gradtutor")
@@ -124,7 +124,7 @@ def test_scores_mean_what_they_should(graded: dict) -> None:
 
 def _constant_answer(ex) -> bool:
     """Exercises whose right answer does not depend on the parameters (hard-coding is right)."""
-    from autograder.answer_key import reference
+    from gradtutor.key.answer_key import reference
 
     return all(ex.kind.same(reference(ex.id, 0), reference(ex.id, i))
                for i in range(1, len(ex.variants())))
@@ -149,7 +149,7 @@ def test_csv_and_results_files(graded: dict) -> None:
 
 
 def _graded_at(course: Path, slug: str) -> dict[str, str]:
-    from autograder.grading.store import results_path
+    from gradtutor.records.store import results_path
 
     return {s: json.loads(results_path(course, slug, s).read_text())["graded_at"]
             for s in (p.name for p in (course / "submitted").iterdir())}
@@ -289,7 +289,7 @@ def test_gradtutor_feedback_pages_reveal_nothing(graded: dict) -> None:
     ex = next(ex for ex in graded["exercises"] if ex.wrong)
     import html as html_lib
 
-    from autograder import misconceptions
+    from gradtutor.key import misconceptions
 
     assert html_lib.escape(misconceptions.name(ex.wrong[0].misconception)) in wrong
     assert html_lib.escape(ex.wrong[0].hint) in wrong

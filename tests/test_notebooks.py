@@ -10,8 +10,8 @@ import pytest
 from nbclient import NotebookClient
 from notebook_runs import executed_student
 
-from autograder import registry
-from autograder.nbcells import grade_id
+from gradtutor.key import registry
+from gradtutor.nbcells import grade_id
 
 REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = registry.chapters()

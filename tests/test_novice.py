@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "novice"))
 import replay  # noqa: E402
 
-from autograder import registry  # noqa: E402
+from gradtutor.key import registry  # noqa: E402
 
 
 @pytest.fixture(scope="module")

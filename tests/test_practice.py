@@ -15,11 +15,11 @@ import warnings
 import pytest
 from hostile import kit
 
-from autograder import registry
-from autograder.answer_key import _same, coinciding, practice_params, reference
 from autograder.judge import quietly
 from autograder.kinds import Number, Tensor
 from autograder.selfcheck import check
+from gradtutor.key import registry
+from gradtutor.key.answer_key import _same, coinciding, practice_params, reference
 
 EXERCISES = registry.all_exercises()
 IDS = [ex.id for ex in EXERCISES]
@@ -121,9 +121,9 @@ def test_mistakes_that_coincide_at_the_shown_values_are_told_apart(ex) -> None:
     """The general rule (judge.believed): each of two wrong answers equal at the shown values,
     answered at the shown and practice values, is diagnosed as itself; at the shown values
     alone, the feedback says the two were not told apart."""
-    from autograder.answer_key import practice_check
     from autograder.judge import judge
     from autograder.plain import to_plain
+    from gradtutor.key.answer_key import practice_check
 
     values = [ex.params, *practice_params(ex.id)]
     for w in ex.wrong:

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import registry
-from autograder.answer_key import practice_params, spec, wrong_values
 from autograder.answers import read_answer
-from autograder.builder import runtime
 from autograder.judge import judge
 from autograder.kinds import canonical_to_json
+from gradtutor.authoring import runtime
+from gradtutor.key import registry
+from gradtutor.key.answer_key import practice_params, spec, wrong_values
 
 GRADTUTOR = str(Path(sys.executable).parent / "gradtutor")
 EXERCISES = registry.all_exercises()
@@ -57,15 +57,22 @@ def in_runtime(unpacked: Path, code: str, *args: str) -> str:
     return done.stdout
 
 
+RUNTIME_SOURCE = Path(runtime.PACKAGE)
+RUNTIME_MODULES = sorted(str(p.relative_to(RUNTIME_SOURCE)) for p in RUNTIME_SOURCE.rglob("*.py")
+                         if "build" not in p.relative_to(RUNTIME_SOURCE).parts)
+
+
 def test_wheel_holds_the_student_side_only(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         text = "\n".join(z.read(n).decode(errors="replace") for n in names)
         data = json.loads(z.read("autograder/_data/checks.json"))["exercises"]
     modules = {n for n in names if n.endswith(".py")}
-    assert modules == {f"autograder/{m}" for m in runtime.MODULES}
-    for trusted in ("registry.py", "answer_key.py", "exercise.py", "key.py", "grading/", "builder/"):
-        assert not any(n.startswith(f"autograder/{trusted}") for n in names)
+    # the whole student package (the folder is the list), and nothing else
+    assert modules == {f"autograder/{m}" for m in RUNTIME_MODULES}
+    assert not any(n.startswith(("gradtutor/", "exercises/")) for n in names)
+    assert not any(n.startswith(f"autograder/{m}") for n in names
+                   for m in ("registry.py", "answer_key.py", "exercise.py", "key.py", "grading/", "builder/"))
     assert not any(n.startswith("exercises") for n in names)
     # no solution, no hidden variant (its setup or its reference), no unit source: the shown
     # values and the practice values only
@@ -81,12 +88,11 @@ def test_wheel_holds_the_student_side_only(wheel: Path) -> None:
 
 def test_runtime_imports_nothing_of_the_trusted_side(unpacked: Path) -> None:
     code = ("import importlib, json, sys\n"
-            f"for m in {list(runtime.MODULES)!r}:\n"
+            f"for m in {RUNTIME_MODULES!r}:\n"
             "    importlib.import_module('autograder.' + m[:-3].replace('/', '.').removesuffix('.__init__'))\n"
             "import autograder\n"
             "print(json.dumps(sorted(n for n in sys.modules if n.split('.')[0] in "
-            "('exercises', 'nbgrader', 'sympy') or n in ('autograder.registry', 'autograder.answer_key', "
-            "'autograder.exercise'))))")
+            "('exercises', 'gradtutor', 'nbgrader', 'sympy'))))")
     assert json.loads(in_runtime(unpacked, code)) == []
 
 
@@ -146,3 +152,31 @@ def _shown(ex, ns: dict) -> dict:
     from autograder.answers import read_shown
 
     return read_shown(spec(ex, 1), ns)
+
+
+@pytest.mark.slow
+def test_wheel_installs_beside_torch_alone(wheel: Path, tmp_path: Path) -> None:
+    """A fresh venv with the wheel and its declared dependencies (torch, numpy, matplotlib,
+    ipywidgets, IPython) and nothing of the trusted side: check() judges from the bundled data."""
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", env], check=True)
+    python = env / "bin" / "python"
+    constraints = Path(__file__).resolve().parents[1] / "constraints.txt"
+    done = subprocess.run([python, "-m", "pip", "install", "--quiet", "-c", constraints, wheel],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    listed = subprocess.run([python, "-m", "pip", "list", "--format=json"], capture_output=True,
+                            text=True, check=True)
+    names = {p["name"].lower() for p in json.loads(listed.stdout)}
+    assert "gradtutor-runtime" in names and "torch" in names
+    assert not names & {"gradtutor", "nbgrader", "jupyterlab", "notebook"}  # sympy comes with torch
+    code = ("import sys, torch\nfrom autograder import check\nfrom autograder.checkdata import ids\n"
+            "x = torch.tensor(2.0, requires_grad=True)\n"
+            "print(len(ids()), check('sum_rule', 11.0).verdict, check('sum_rule', 24.0).misconception)\n"
+            "import importlib.util\nprint(importlib.util.find_spec('gradtutor'))")
+    ran = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    count, right, invalid, trusted = ran.stdout.split()[-4:]
+    assert int(count) == len(EXERCISES)
+    assert trusted == "None"
+    assert (right, invalid) == ("correct", "value_not_derivative")

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from hostile import kit
 
-from autograder.builder.course import REPO
-from autograder.nbcells import grade_id
+from gradtutor.authoring.build import REPO
+from gradtutor.nbcells import grade_id
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
@@ -123,7 +123,7 @@ def test_late_penalties_are_nbgraders(graded: dict, method: str) -> None:
 def test_results_files_carry_the_lateness(graded: dict) -> None:
     import json
 
-    from autograder.grading.store import results_path
+    from gradtutor.records.store import results_path
 
     course, slug = graded["zero"]["course"], kit.first_chapter().slug
     late = json.loads(results_path(course, slug, "late").read_text())

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder import registry
+from gradtutor.key import registry
 
 RUFF = Path(sys.executable).parent / "ruff"
 # setups import names for the student (F401); answer cells are notebook cells (E402, E702)

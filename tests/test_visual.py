@@ -313,7 +313,7 @@ def test_meta_gradient_explorer_matches_the_reference_problem():
 
 # ---------------------------------------------------------------- export-html (no browser here)
 
-from autograder.visual import export  # noqa: E402
+from gradtutor.authoring import export_html as export  # noqa: E402
 
 
 def test_export_says_what_to_do_when_something_is_missing(tmp_path, capsys):

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..answers import read_all
-from ..contract import Job, decode_job, encode_message
-from .limits import CellTimeout, CellTimers, Limits
+from autograder.answers import read_all
+from autograder.contract import Job, decode_job, encode_message
+from autograder.sandbox.limits import CellTimeout, CellTimers, Limits
 
 MAX_JOB_BYTES = 64 * 2**20
 

@@ -58,8 +58,8 @@ MAX_CONTROL_BYTES = 1 << 20
 def main(control_fd: int) -> None:
     ctl = socket.socket(fileno=control_fd)
     config_msg = json.loads(ctl.recv(MAX_CONTROL_BYTES))
-    from .child import SandboxConfig
-    from .limits import Limits
+    from autograder.sandbox.child import SandboxConfig
+    from autograder.sandbox.limits import Limits
 
     config = SandboxConfig(limits=Limits.from_json(config_msg["limits"]),
                            hide=tuple(str(p) for p in config_msg["hide"]),
@@ -74,7 +74,7 @@ def main(control_fd: int) -> None:
 
 
 def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any) -> None:
-    from . import child
+    from autograder.sandbox import child
 
     children: set[int] = set()
     while True:
@@ -130,7 +130,7 @@ def warm_up(imports: list[str]) -> Any:
         torch.set_num_interop_threads(1)
     for name in PRELOAD:
         importlib.import_module(name)
-    from ..visual import headless
+    from autograder.visual import headless
 
     headless.ENABLED = True  # nobody sees a grading run's figures and widgets: skip drawing them
     for line in imports:  # the lessons' own import lines (never a solution cell's)

@@ -27,7 +27,7 @@ import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .headless import skipped_when_headless
+from autograder.visual.headless import skipped_when_headless
 
 COUNT_CAP = 20_000  # stop walking a giant graph here: the drawing is summarised anyway, and
 # (torch 2.13) freeing a graph after Python walked much deeper than this can crash the process

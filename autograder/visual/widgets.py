@@ -21,7 +21,7 @@ import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .headless import skipped_when_headless
+from autograder.visual.headless import skipped_when_headless
 
 F64 = torch.float64
 INK, ACCENT, GOOD, BAD, MUTED = "#1f2328", "#1d4ed8", "#1a7f37", "#cf222e", "#57606a"

@@ -10,10 +10,10 @@ import math
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Number
-from autograder.numeric import central_diff
 from exercises.ch04_vjp.control_flow_sum import F_SOURCE, f_torch
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import central_diff
 
 
 def reference(a0: float) -> torch.Tensor:

@@ -2,9 +2,9 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
-from autograder.numeric import gradient
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import gradient
 
 
 def f(x: float, y: float) -> float:

@@ -2,8 +2,8 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Choice
+from gradtutor.key.exercise import Exercise, Wrong
 
 OPTIONS = (None, "AddBackward0", "MulBackward0", "SumBackward0", "AccumulateGrad", "AddBackward")
 

@@ -2,8 +2,8 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Bool, Number, Table
+from gradtutor.key.exercise import Exercise, Wrong, table_with
 
 ROWS = ("x", "y", "z")
 KIND = Table(rows=ROWS, columns=(("is_leaf", Bool()), ("grad", Number())))

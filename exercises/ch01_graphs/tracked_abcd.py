@@ -2,8 +2,8 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Bool, Choice, Table
+from gradtutor.key.exercise import Exercise, Wrong, table_with
 
 ROWS = ("a", "b", "c", "d")
 KIND = Table(rows=ROWS, columns=(("requires_grad", Bool()),

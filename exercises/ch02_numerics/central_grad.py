@@ -11,9 +11,9 @@ import math
 
 import torch
 
-from autograder.exercise import Exercise, Require, Wrong
 from autograder.kinds import Tensor
-from autograder.numeric import gradient
+from gradtutor.key.exercise import Exercise, Require, Wrong
+from gradtutor.key.numeric import gradient
 
 
 def _f(p: float, q: float):  # noqa: ANN202 - a function of three floats

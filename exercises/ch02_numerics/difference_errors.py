@@ -6,8 +6,8 @@ Central: ((x+h)³ - (x-h)³)/2h = 3x² + h², error h² (second order: the 3xh t
 
 import torch
 
-from autograder.exercise import Exercise, Require, Wrong
 from autograder.kinds import Tensor
+from gradtutor.key.exercise import Exercise, Require, Wrong
 
 
 def reference(x0: float, h: float) -> torch.Tensor:

@@ -11,8 +11,8 @@ from collections.abc import Callable
 import torch
 from torch.autograd import gradcheck
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Bool, Table
+from gradtutor.key.exercise import Exercise, Wrong
 
 ROWS = ("sin_float32", "sin_float64", "relu_with_0", "abs_with_0")
 KIND = Table(rows=ROWS, columns=(("passes", Bool()),))

@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
-from autograder.numeric import gradient
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import gradient
 
 
 def f(a: float, b: float, c: float) -> float:

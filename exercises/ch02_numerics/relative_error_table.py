@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Choice, Number, Table
+from gradtutor.key.exercise import Exercise, Wrong
 
 ROWS = ("w", "b", "v", "u")
 VERDICTS = ("happy", "kinks_only", "uncomfortable", "wrong")

@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Number
+from gradtutor.key.exercise import Exercise, Wrong
 
 STEPS = (1e-1, 1e-3, 1e-5, 1e-8, 1e-11, 1e-14)
 

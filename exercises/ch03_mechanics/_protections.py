@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from autograder.exercise import Wrong
 from autograder.kinds import Choice
+from gradtutor.key.exercise import Wrong
 
 PROTECTIONS: dict[str, str] = {
     "guessed_seed": "a vector output has no single gradient: PyTorch would have to guess a weight "

@@ -7,10 +7,10 @@ False and w.grad stays None. (torch.tensor(v) * s).requires_grad_() is a leaf an
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Bool, Table
 from autograder.kinds import Tensor as TensorKind
-from autograder.numeric import tensor_gradient
+from gradtutor.key.exercise import Exercise, Wrong, table_with
+from gradtutor.key.numeric import tensor_gradient
 
 ROWS = ("w", "v")
 KIND = Table(rows=ROWS, columns=(("is_leaf", Bool()), ("grad", TensorKind(shape=(3,)))))

@@ -2,8 +2,8 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, raised
 from autograder.kinds import Choice
+from gradtutor.key.exercise import Exercise, Wrong, raised
 
 OPTIONS = (None, "RuntimeError", "ValueError", "TypeError", "AttributeError")
 

@@ -8,9 +8,9 @@ gradient of both losses: 3x² + 6x² = 9x².
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Number
-from autograder.numeric import central_diff
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import central_diff
 
 
 def reference(x0: float) -> torch.Tensor:

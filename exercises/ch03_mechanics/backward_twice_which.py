@@ -8,9 +8,9 @@ x.grad becomes [2, 2].
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Choice, Table
 from autograder.kinds import Tensor as TensorKind
+from gradtutor.key.exercise import Exercise, Wrong, table_with
 
 ROWS = ("exp", "square", "add_one")
 ERRORS = (None, "RuntimeError", "ValueError")

@@ -5,8 +5,8 @@ arbitrarily small step, so it has no derivative.
 
 import torch
 
-from autograder.exercise import Exercise
 from exercises.ch03_mechanics._protections import KIND, message_of, protection_of, table, wrong
+from gradtutor.key.exercise import Exercise
 
 
 def reference(vals: list[int]) -> str | None:

@@ -6,10 +6,10 @@ x = [1, 2], y = 3x, z = sum(y²): x.grad = 2·3²·x = [18, 36], y.grad = None.
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Bool, Table
 from autograder.kinds import Tensor as TensorKind
-from autograder.numeric import tensor_gradient
+from gradtutor.key.exercise import Exercise, Wrong, table_with
+from gradtutor.key.numeric import tensor_gradient
 
 ROWS = ("x", "y")
 KIND = Table(rows=ROWS, columns=(("is_leaf", Bool()), ("grad", TensorKind(shape=(2,)))))

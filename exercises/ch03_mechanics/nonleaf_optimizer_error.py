@@ -5,8 +5,8 @@ optimizer would hold a parameter that never moves.
 
 import torch
 
-from autograder.exercise import Exercise
 from exercises.ch03_mechanics._protections import KIND, message_of, protection_of, table, wrong
+from gradtutor.key.exercise import Exercise
 
 
 def _snippet(vals: list[float]):

@@ -2,9 +2,9 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, value_instead
 from autograder.kinds import Tensor
-from autograder.numeric import tensor_gradient
+from gradtutor.key.exercise import Exercise, Wrong, value_instead
+from gradtutor.key.numeric import tensor_gradient
 
 
 def reference(x: list[float], k: float) -> torch.Tensor:

@@ -8,9 +8,9 @@ learning rates, targets and step counts.
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Number
-from autograder.numeric import central_diff, descended
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import central_diff, descended
 
 
 def reference(w0: float, lr: float, target: float, steps: int) -> torch.Tensor:

@@ -3,10 +3,10 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Table
 from autograder.kinds import Tensor as TensorKind
-from autograder.numeric import tensor_gradient
+from gradtutor.key.exercise import Exercise, Wrong, table_with
+from gradtutor.key.numeric import tensor_gradient
 
 ROWS = ("A", "B", "C", "D", "E")
 KIND = Table(rows=ROWS, columns=(("grad", TensorKind(shape=(2,))),))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.numeric import Fn, tensor_gradient, vjp
+from gradtutor.key.numeric import Fn, tensor_gradient, vjp
 
 
 def fd_jacobian(f: Fn, x: torch.Tensor) -> torch.Tensor:

@@ -2,8 +2,8 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Number
+from gradtutor.key.exercise import Exercise, Wrong
 
 
 def reference(x0: float) -> torch.Tensor:

@@ -2,9 +2,9 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Number
-from autograder.numeric import central_diff
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import central_diff
 
 
 def reference(x0: float) -> torch.Tensor:

@@ -9,9 +9,9 @@ import math
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
-from autograder.numeric import gradient
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import gradient
 
 # d2l's function as the student reads it in the prompt and runs it in the solution
 F_SOURCE = """def f(a):

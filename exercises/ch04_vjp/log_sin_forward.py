@@ -10,9 +10,9 @@ import math
 import torch
 import torch.autograd.forward_ad as fwAD
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Number, Table
-from autograder.numeric import central_diff
+from gradtutor.key.exercise import Exercise, Wrong, table_with
+from gradtutor.key.numeric import central_diff
 
 ROWS = ("a", "b", "c", "d", "e", "f")
 KIND = Table(rows=ROWS, columns=(("tangent", Number()),))

@@ -5,8 +5,8 @@ PyTorch will not guess the weights of its entries.
 
 import torch
 
-from autograder.exercise import Exercise
 from exercises.ch03_mechanics._protections import KIND, message_of, protection_of, table, wrong
+from gradtutor.key.exercise import Exercise
 
 
 def _snippet(x0: list[float]):

@@ -2,9 +2,9 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Table, TensorOrSlip
-from autograder.numeric import tensor_gradient
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import tensor_gradient
 
 N = 5
 ROWS = ("sum", "sum_of_squares")

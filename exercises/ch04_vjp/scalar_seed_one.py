@@ -5,9 +5,9 @@ the result to 2cz, which shows what the argument does.
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
-from autograder.numeric import tensor_gradient
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import tensor_gradient
 
 N = 5
 

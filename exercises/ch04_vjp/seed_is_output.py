@@ -2,9 +2,9 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import TensorOrSlip
-from autograder.numeric import vjp
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import vjp
 
 
 def _x(x0: list[float]) -> torch.Tensor:

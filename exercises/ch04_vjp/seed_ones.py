@@ -2,8 +2,8 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import TensorOrSlip
+from gradtutor.key.exercise import Exercise, Wrong
 
 from ._common import square_seed_analytic as analytic
 from ._common import square_seed_finite_diff as finite_diff

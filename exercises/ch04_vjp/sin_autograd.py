@@ -7,10 +7,10 @@ import math
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.harness import call
 from autograder.kinds import Tensor
-from autograder.numeric import central_diff
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import central_diff
 
 N = 5
 

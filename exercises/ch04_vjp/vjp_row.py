@@ -3,8 +3,8 @@
 import torch
 from torch.func import vjp
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import TensorOrSlip
+from gradtutor.key.exercise import Exercise, Wrong
 
 from ._common import fd_jacobian, one_hot
 

@@ -3,8 +3,8 @@
 import torch
 from torch.func import grad
 
-from autograder.exercise import Exercise, Wrong, raised, table_with
 from autograder.kinds import Choice, Table
+from gradtutor.key.exercise import Exercise, Wrong, raised, table_with
 
 ROWS = ("a", "b", "c", "d", "e", "f")
 OPTIONS = (None, "RuntimeError", "TypeError", "ValueError")

@@ -5,9 +5,9 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, value_instead
 from autograder.kinds import Tensor
-from autograder.numeric import gradient
+from gradtutor.key.exercise import Exercise, Wrong, value_instead
+from gradtutor.key.numeric import gradient
 
 
 def _mask(x: list, W: list, b: list) -> list[float]:

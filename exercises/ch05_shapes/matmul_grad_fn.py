@@ -6,9 +6,9 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
-from autograder.numeric import tensor_gradient
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import tensor_gradient
 
 ROWS, K = 2, 3  # A: (2, 3), B: (3, 3), C = A @ B and G: (2, 3)
 

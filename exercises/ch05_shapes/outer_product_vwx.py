@@ -5,9 +5,9 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
-from autograder.numeric import tensor_gradient
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import tensor_gradient
 
 
 def reference(W: list, x: list, v: list) -> torch.Tensor:

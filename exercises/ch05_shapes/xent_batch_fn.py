@@ -6,9 +6,9 @@ import random
 import torch
 import torch.nn.functional as F
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
-from autograder.numeric import tensor_gradient
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import tensor_gradient
 
 from .xent_grad_single import softmax
 

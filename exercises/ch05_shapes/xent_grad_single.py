@@ -6,9 +6,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from autograder.exercise import Exercise, Wrong, value_instead
 from autograder.kinds import Tensor
-from autograder.numeric import tensor_gradient
+from gradtutor.key.exercise import Exercise, Wrong, value_instead
+from gradtutor.key.numeric import tensor_gradient
 
 C = 3
 

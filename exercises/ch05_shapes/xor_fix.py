@@ -21,10 +21,10 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.harness import call
 from autograder.kinds import Tensor
-from autograder.numeric import tensor_gradient
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import tensor_gradient
 
 INPUTS = [[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]
 

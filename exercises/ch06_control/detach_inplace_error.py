@@ -3,8 +3,8 @@ version counter, and backward raises a RuntimeError instead of returning wrong n
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, raised
 from autograder.kinds import Choice
+from gradtutor.key.exercise import Exercise, Wrong, raised
 
 OPTIONS = (None, "RuntimeError", "ValueError", "TypeError")
 

@@ -3,8 +3,8 @@ torch.stack keeps it. A tensor rebuilt from .item() with requires_grad=True is a
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Bool, Choice, Table
+from gradtutor.key.exercise import Exercise, Wrong, table_with
 
 ROWS = ("s1", "s2", "s3")
 GRAD_FNS = (None, "StackBackward0", "CopyBackwards", "MulBackward0", "CatBackward0")

@@ -6,8 +6,8 @@ backward reads it. A tensor made under no_grad has a version counter and is acce
 
 import torch
 
-from autograder.exercise import Exercise
 from exercises.ch03_mechanics._protections import KIND, message_of, protection_of, table, wrong
+from gradtutor.key.exercise import Exercise
 
 
 def _snippet(w0: float, t0: float):

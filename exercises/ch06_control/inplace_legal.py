@@ -4,8 +4,8 @@ change of a leaf that requires grad."""
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, raised, table_with
 from autograder.kinds import Choice, Table
+from gradtutor.key.exercise import Exercise, Wrong, raised, table_with
 
 ROWS = ("A", "B", "C", "D", "E")
 KIND = Table(rows=ROWS, columns=(("error", Choice(options=(None, "RuntimeError", "TypeError"))),))

@@ -4,8 +4,8 @@ one tensor while everything around it still records."""
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Bool, Choice, Table
+from gradtutor.key.exercise import Exercise, Wrong, table_with
 
 ROWS = ("a", "b", "c")
 GRAD_FNS = (None, "MulBackward0", "DetachBackward0", "AccumulateGrad")

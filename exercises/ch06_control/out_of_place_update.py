@@ -4,8 +4,8 @@ subtraction; its .grad stays None, so the next step fails."""
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Bool, Choice, Number, Table
+from gradtutor.key.exercise import Exercise, Wrong
 
 KIND = Table(rows=("w",), columns=(
     ("is_leaf", Bool()), ("requires_grad", Bool()),

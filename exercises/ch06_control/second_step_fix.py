@@ -7,11 +7,11 @@ Repaired, each step shrinks w - 3 by (1 - 2 lr): w_k = 3 + (1 - 2 lr)^k (w0 - 3)
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.judge import quietly
 from autograder.kinds import Number
-from autograder.numeric import central_diff, descended
 from exercises.ch03_mechanics._protections import message_of
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import central_diff, descended
 
 TARGET = 3.0
 

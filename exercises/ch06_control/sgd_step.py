@@ -3,9 +3,9 @@ gives w = 1.4; the student writes the update as a function, graded on fresh w an
 
 import torch
 
-from autograder.exercise import Exercise, Require, Wrong
 from autograder.kinds import Number
-from autograder.numeric import central_diff
+from gradtutor.key.exercise import Exercise, Require, Wrong
+from gradtutor.key.numeric import central_diff
 
 
 def reference(w0: float, lr: float, target: float) -> torch.Tensor:

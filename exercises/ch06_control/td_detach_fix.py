@@ -8,10 +8,10 @@ at all, both paths count: 2(ws - r - γ w s')·(s - γ s').
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.harness import call
 from autograder.kinds import Number
-from autograder.numeric import central_diff
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import central_diff
 
 
 def reference(w0: float, s: float, r: float, s_next: float, gamma: float) -> torch.Tensor:

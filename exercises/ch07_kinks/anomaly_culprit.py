@@ -7,9 +7,9 @@ for log): the culprit is the unguarded op, not where.
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.judge import quietly
 from autograder.kinds import Choice
+from gradtutor.key.exercise import Exercise, Wrong
 
 OPTIONS = (None, "WhereBackward0", "SqrtBackward0", "LogBackward0", "SumBackward0",
            "AccumulateGrad")

@@ -7,8 +7,8 @@ leaky_relu(slope) slope. Every variant evaluates at u = x - a = 0 exactly, on th
 import torch
 import torch.nn.functional as F
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Number, Table
+from gradtutor.key.exercise import Exercise, Wrong
 
 SPELLINGS = {
     "relu": lambda u, slope: torch.relu(u),

@@ -7,8 +7,8 @@ below would coincide with the right one.
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Number
+from gradtutor.key.exercise import Exercise, Wrong
 
 
 def reference(x0: float) -> torch.Tensor:

@@ -9,9 +9,9 @@ import math
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.harness import call, value_and_grad
 from autograder.kinds import Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 NAN = float("nan")
 

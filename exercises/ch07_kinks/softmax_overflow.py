@@ -10,8 +10,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 NAN = float("nan")
 FLOAT32_MAX_EXP = math.log(torch.finfo(torch.float32).max)  # ≈ 88.72: exp overflows above it

@@ -6,8 +6,8 @@ CPU: the first index of the maximum). Every variant has a tie at the maximum.
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 
 def reference(x: list[float]) -> torch.Tensor:

@@ -10,10 +10,10 @@ import math
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.harness import call, value_and_grad
 from autograder.kinds import Tensor
-from autograder.numeric import central_diff
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import central_diff
 
 NAN = float("nan")
 EPS = 1e-8  # the "fix" of a small denominator shift

@@ -8,8 +8,8 @@ import math
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 NAN = float("nan")
 

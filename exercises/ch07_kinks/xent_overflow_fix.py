@@ -12,9 +12,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from autograder.exercise import Exercise, Wrong
 from autograder.harness import call
 from autograder.kinds import Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 NAN = float("nan")
 

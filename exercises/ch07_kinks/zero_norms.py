@@ -9,8 +9,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Table, Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 EPS = 1e-12  # F.normalize's default eps
 NAN = float("nan")

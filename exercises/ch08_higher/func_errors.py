@@ -9,8 +9,8 @@ grad_fn (M18).
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Choice, Number, Table
+from gradtutor.key.exercise import Exercise, Wrong, table_with
 
 ERRORS = Choice(options=(None, "RuntimeError", "ValueError", "TypeError"),
                 none_means="None (no error)")

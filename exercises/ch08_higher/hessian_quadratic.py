@@ -2,8 +2,8 @@
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 from ._numeric import hessian
 

@@ -5,8 +5,8 @@ Graded on f(x) = sum(x³) + x₀x₁ at fresh x and v: H v = [6x₀v₀ + v₁, 
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 from ._numeric import hvp
 

@@ -18,9 +18,9 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Number
-from autograder.numeric import central_diff
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import central_diff
 
 LOSSES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "mse": F.mse_loss,

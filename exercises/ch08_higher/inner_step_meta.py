@@ -10,9 +10,9 @@ i.e. with a and s as parameters: final = (a + s a³) x - s a² y.
 import torch
 import torch.nn.functional as F
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Number
-from autograder.numeric import central_diff
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import central_diff
 
 
 def reference(x0: float, y: float, step: float, a: float) -> torch.Tensor:

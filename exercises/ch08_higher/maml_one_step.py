@@ -6,9 +6,9 @@ w.data in the update only the path through the inner gradient survives: -0.32.
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Number
-from autograder.numeric import central_diff
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import central_diff
 
 
 def reference(w0: float, alpha: float) -> torch.Tensor:

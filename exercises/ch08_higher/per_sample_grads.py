@@ -6,9 +6,9 @@ per-sample gradients [[-2, -4], [-12, -16], [0, -6]], which sum to the batch gra
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
-from autograder.numeric import gradient
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import gradient
 
 
 def _loss(w: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -6,9 +6,9 @@ because the second backward accumulates into the same .grad.
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, order_off
 from autograder.kinds import Tensor
-from autograder.numeric import central_diff
+from gradtutor.key.exercise import Exercise, Wrong, order_off
+from gradtutor.key.numeric import central_diff
 
 from ._numeric import second_derivative
 

@@ -6,8 +6,8 @@ import math
 import torch
 from torch.utils.checkpoint import checkpoint
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Number, Table, Tensor
+from gradtutor.key.exercise import Exercise, Wrong, table_with
 
 from ._common import central
 

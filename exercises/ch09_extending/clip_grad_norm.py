@@ -6,8 +6,8 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Number, Table, Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 KIND = Table(rows=("clip",), columns=(("returned", Number()), ("g1", Tensor(shape=(2,))),
                                       ("g2", Tensor(shape=(2,)))))

@@ -4,9 +4,9 @@ gradient once the handle has been removed."""
 
 import random
 
-from autograder.exercise import Exercise, Wrong
 from autograder.harness import call, clip_run
 from autograder.kinds import Table, Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 from ._common import central
 

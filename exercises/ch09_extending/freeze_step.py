@@ -5,8 +5,8 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Number, Table
+from gradtutor.key.exercise import Exercise, Wrong, table_with
 
 from ._common import central
 

@@ -6,9 +6,9 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
-from autograder.numeric import gradient
+from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.numeric import gradient
 
 D = 2
 

@@ -5,8 +5,8 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Choice, Number, Table
+from gradtutor.key.exercise import Exercise, Wrong
 
 ROWS = ("A", "B", "C")
 KIND = Table(rows=ROWS, columns=(("jvps", Number()), ("vjps", Number()),

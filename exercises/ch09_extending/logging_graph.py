@@ -4,8 +4,8 @@ graph alive (reachable from total), loss.item() and loss.detach() keep none."""
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Number, Table
+from gradtutor.key.exercise import Exercise, Wrong, table_with
 
 ROWS = ("loss", "item", "detach")
 KIND = Table(rows=ROWS, columns=(("graphs", Number()),))

@@ -6,9 +6,9 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, value_instead
 from autograder.kinds import Table, Tensor
-from autograder.numeric import gradient
+from gradtutor.key.exercise import Exercise, Wrong, value_instead
+from gradtutor.key.numeric import gradient
 
 KIND = Table(rows=("grad_input", "grad_output"), columns=(("value", Tensor(shape=(2,))),))
 

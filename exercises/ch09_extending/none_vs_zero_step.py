@@ -4,8 +4,8 @@ a None gradient makes SGD skip the parameter; a zero gradient still moves it by 
 
 import torch
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.kinds import Number, Table
+from gradtutor.key.exercise import Exercise, Wrong, table_with
 
 from ._common import central
 

@@ -5,8 +5,8 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Bool, Table, Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 from ._common import call, function_report, report_row
 

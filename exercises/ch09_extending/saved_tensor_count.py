@@ -9,9 +9,9 @@ import torch
 from torch.autograd.graph import saved_tensors_hooks
 from torch.utils.checkpoint import checkpoint
 
-from autograder.exercise import Exercise, Wrong, table_with
 from autograder.harness import call
 from autograder.kinds import Number, Table
+from gradtutor.key.exercise import Exercise, Wrong, table_with
 
 ROWS = ("chain", "checkpointed", "square_relu")
 KIND = Table(rows=ROWS, columns=(("saved", Number()),))

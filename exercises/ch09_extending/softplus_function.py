@@ -7,8 +7,8 @@ import random
 import torch
 import torch.nn.functional as F
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Bool, Table, Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 from ._common import call, central, function_report, report_row, sigmoid, softplus
 

@@ -2,8 +2,8 @@
 hidden data and seeds (autograder.harness.loop_report): the final objective and its gradient,
 and one behaviour per bug, so every bug left in is named by the entry it breaks."""
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Bool, Number, Table, Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 from ._common import BUGS, LOOP, LOOP_CHECKS, call, hand_loop, loop_report, planted_loop
 

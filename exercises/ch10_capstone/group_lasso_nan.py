@@ -4,8 +4,8 @@ import math
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 from ._common import LASSO_COLS, LASSO_ROWS, lasso_draw
 

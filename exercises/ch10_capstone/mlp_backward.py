@@ -5,9 +5,9 @@ import random
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.harness import directions, mlp_problem
 from autograder.kinds import Table, Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 from ._common import MLP_NAMES, call, mlp_backward_report, mlp_grads, mlp_loss
 

@@ -4,9 +4,9 @@ import math
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.harness import function_report
 from autograder.kinds import Bool, Table, Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 from ._common import LASSO_COLS, LASSO_ROWS, call, lasso_draw
 

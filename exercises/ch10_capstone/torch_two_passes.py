@@ -4,8 +4,8 @@ import math
 
 import torch
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Number
+from gradtutor.key.exercise import Exercise, Wrong
 
 
 def _f(x):

@@ -4,8 +4,8 @@
 import torch
 import torch.nn.functional as F
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Tensor
+from gradtutor.key.exercise import Exercise, Wrong
 
 from ._common import ENGINE_TRAIN, call, mlp_grads, mlp_init, moons
 from .value_engine import SOLUTION as ENGINE_SOLUTION

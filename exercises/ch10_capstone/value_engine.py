@@ -3,8 +3,8 @@ expression graphs beside torch (autograder.harness.engine_report): each classic 
 own set of probes, so the diagnosis comes from the class's behaviour, not from its text."""
 
 
-from autograder.exercise import Exercise, Wrong
 from autograder.kinds import Bool, Table
+from gradtutor.key.exercise import Exercise, Wrong
 
 from . import _common as c
 from ._common import ENGINE_OPS, ENGINE_ROWS, call, engine_report

@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from autograder import registry
+from gradtutor.key import registry
 
 EXERCISE = "leaves_xy"  # a real exercise unit; the test fills its answer with the unit's solution
 

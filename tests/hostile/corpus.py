@@ -20,7 +20,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_output
 
-from autograder.exercise import Exercise
+from gradtutor.key.exercise import Exercise
 
 from . import kit
 
@@ -548,10 +548,11 @@ def _key_in_modules(ctx: Context) -> NotebookNode:
     # attack 2: the answer key among loaded modules, importable, or on disk next to the package
     code = ("import sys, importlib, os\n"
             "for name in list(sys.modules):\n"
-            "    if name.split('.')[0] == 'exercises' or name in ('autograder.registry',\n"
-            "            'autograder.answer_key', 'autograder.exercise', 'autograder.grading.batch'):\n"
+            "    if name.split('.')[0] == 'exercises' or name in ('gradtutor.key.registry',\n"
+            "            'gradtutor.key.answer_key', 'gradtutor.key.exercise', 'gradtutor.grading.batch'):\n"
             "        stole = True\n"
-            "for name in ('exercises', 'autograder.answer_key', 'autograder.registry', 'autograder.key'):\n"
+            "for name in ('exercises', 'gradtutor', 'gradtutor.key.answer_key', 'gradtutor.key.registry',\n"
+            "             'gradtutor.key.listing'):\n"
             "    try:\n"
             "        importlib.import_module(name)\n"
             "        stole = True\n"

@@ -18,10 +18,10 @@ import nbformat
 import torch
 from nbformat import NotebookNode
 
-from autograder import registry
-from autograder.builder import course as build
-from autograder.exercise import Exercise
-from autograder.registry import Chapter
+from gradtutor.authoring import build
+from gradtutor.key import registry
+from gradtutor.key.exercise import Exercise
+from gradtutor.key.registry import Chapter
 
 
 def first_chapter() -> Chapter:

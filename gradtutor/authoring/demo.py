@@ -29,13 +29,14 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import nbjson
 
-from .. import nbcells, registry
-from ..answer_key import reference, run_at, wrong_values
-from ..builder import course as build
-from ..exercise import Exercise
-from ..judge import judge
-from ..plain import Plain, to_plain
-from ..registry import Chapter
+from autograder.judge import judge
+from autograder.plain import Plain, to_plain
+from gradtutor import nbcells
+from gradtutor.authoring import build
+from gradtutor.key import registry
+from gradtutor.key.answer_key import reference, run_at, wrong_values
+from gradtutor.key.exercise import Exercise
+from gradtutor.key.registry import Chapter
 
 REPO_CONFIG = build.REPO / "nbgrader_config.py"
 PROFILES_FILE = Path("gradtutor") / "demo_profiles.json"
@@ -341,7 +342,7 @@ def _expected(exs: list[Exercise], answers: dict[str, str]) -> dict[str, str]:
 
 def _varies(ex: Exercise) -> bool:
     """Does the reference change between the shown values and some hidden variant?"""
-    from ..judge import _same
+    from autograder.judge import _same
 
     shown = reference(ex.id, 0)
     return any(not _same(ex.kind, reference(ex.id, v), shown) for v in range(1, len(ex.variants())))

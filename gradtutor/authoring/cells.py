@@ -5,7 +5,7 @@ from __future__ import annotations
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from ..exercise import Exercise
+from gradtutor.key.exercise import Exercise
 
 
 def _meta(grade_id: str, *, grade: bool = False, solution: bool = False, locked: bool = False,

@@ -22,7 +22,7 @@ from typing import Any
 import nbformat
 from nbformat import NotebookNode
 
-from ..nbcells import grade_id, is_grade, is_locked, nbgrader_meta, points
+from gradtutor.nbcells import grade_id, is_grade, is_locked, nbgrader_meta, points
 
 MAX_NOTEBOOK_BYTES = 20 * 2**20  # course notebooks are ~100 kB; anything this big is a mistake
 MAX_SMALL_FILE_BYTES = 4096  # timestamp.txt
@@ -247,7 +247,7 @@ def sanitise(submitted: list[dict], source: NotebookNode) -> list[Cell]:
             c["source"] = ref.source
         c["grade"] = is_grade(ref)
     _add_missing(cells, source)
-    from .. import registry
+    from gradtutor.key import registry
 
     exercises = set(registry.ids())
     return [Cell(kind=str(c["cell_type"]), source=str(c["source"]), grade_id=c["grade_id"],

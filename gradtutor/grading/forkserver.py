@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..contract import Answers, Done, Job, Message, Ready, encode_job, parse_message
-from ..sandbox.limits import UIDS_PER_BATCH, Limits, uid_block
+from autograder.contract import Answers, Done, Job, Message, Ready, encode_job, parse_message
+from autograder.sandbox.limits import UIDS_PER_BATCH, Limits, uid_block
 
 MAX_OUTPUT_BYTES = 8 * 2**20  # answers are small; a child flooding its pipe is cut off
 ZYGOTE_START_SECONDS = 300
@@ -77,16 +77,17 @@ class _Running:
 def hidden_paths(course_dir: Path | None) -> tuple[list[str], list[str]]:
     """(folders student code must find empty, folders inside them it still needs).
 
-    Hidden: the course, the exercise units, the full package and its checkout, the grading
-    user's home. Kept: the interpreter's prefixes (the venv and the base Python), bound back in
-    place inside whatever hides them, so lazy imports still read the standard library and the
-    site-packages.
+    Hidden: the course, the exercise units, the trusted package, the runtime's source and the
+    checkout, the grading user's home. Kept: the interpreter's prefixes (the venv and the base
+    Python), bound back in place inside whatever hides them, so lazy imports still read the
+    standard library and the site-packages.
     """
     import autograder
     import exercises
+    import gradtutor
 
     keep = sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()})
-    hide = {Path(exercises.__file__).resolve().parent, Path(autograder.__file__).resolve().parent}
+    hide = {Path(m.__file__).resolve().parent for m in (exercises, autograder, gradtutor)}
     if course_dir is not None:
         hide.add(course_dir.resolve())
     checkout = Path(exercises.__file__).resolve().parent.parent
@@ -111,7 +112,7 @@ class Sandbox:
         self.serial = 0
         self.uid_base = uid_block(os.getpid())
         self.tree = Path(tempfile.mkdtemp(prefix="gradtutor-runtime-"))
-        from ..builder.runtime import write_tree
+        from gradtutor.authoring.runtime import write_tree
 
         write_tree(self.tree, with_data=False)
         os.chmod(self.tree, 0o755)

@@ -2,7 +2,7 @@
 ``is_solution``, ``is_locked``), for the trusted side and the tests.
 
 Cells may come from a student's file: every accessor takes a dict or a ``NotebookNode`` of any
-shape and never raises. The only writer of this metadata is ``autograder/builder/cells.py``.
+shape and never raises. The only writer of this metadata is ``gradtutor/authoring/cells.py``.
 """
 
 from __future__ import annotations

@@ -42,9 +42,10 @@ class Unexplained:
 
 def unexplained(results: list[dict], min_shared: int = MIN_SHARED) -> list[Unexplained]:
     """Shared wrong answers no listed ``Wrong`` explains, most students first."""
-    from .. import checkdata, registry
-    from ..judge import GENERIC, _same
-    from ..kinds import Invalid
+    from autograder import checkdata
+    from autograder.judge import GENERIC, _same
+    from autograder.kinds import Invalid
+    from gradtutor.key import registry
 
     groups: dict[str, list[Unexplained]] = defaultdict(list)
     for r in results:
@@ -76,8 +77,8 @@ def unexplained(results: list[dict], min_shared: int = MIN_SHARED) -> list[Unexp
 
 def wrong_entry(ex: Any, g: Unexplained) -> str:
     """A ``Wrong(...)`` to paste into the unit's ``wrong=(...)``."""
-    from ..judge import GENERIC
-    from ..kinds import Tensor
+    from autograder.judge import GENERIC
+    from autograder.kinds import Tensor
 
     names = list(ex.params)
     signature = ", ".join(names)
@@ -113,7 +114,7 @@ def _slip_formula(slip: str, call: str, answer: Any, ex: Any) -> str:
         return f"{call}.T"
     if slip == "summed":
         return f"{call}.sum()"
-    from ..answer_key import reference
+    from gradtutor.key.answer_key import reference
 
     ratio = _ratio(answer, reference(ex.id, 0))
     if slip == "factor_k":
@@ -132,7 +133,7 @@ def _ratio(answer: Any, ref: Any) -> float:
 
 
 def _literal(plain: dict) -> str:
-    from .demo import plain_source as literal
+    from gradtutor.authoring.demo import plain_source as literal
 
     try:
         text = literal(plain)
@@ -165,7 +166,7 @@ class Item:
 
 
 def items(results: list[dict]) -> list[Item]:
-    from .. import registry
+    from gradtutor.key import registry
 
     by_assignment: dict[str, list[dict]] = defaultdict(list)
     for r in results:
@@ -205,7 +206,7 @@ def item_chart(found: list[Item]) -> tuple[str, str] | None:
     import base64
     import io
 
-    from .report import _pyplot
+    from gradtutor.reports.report import _pyplot
 
     shown = [i for i in found if i.discrimination is not None]
     if not shown:

@@ -43,7 +43,7 @@ def text(header: Sequence[Any], rows: Iterable[Iterable[Any]]) -> str:
 
 def write(path: Path, header: Sequence[Any], rows: Iterable[Iterable[Any]]) -> Path:
     """Write the CSV atomically (a temporary name, then a rename)."""
-    from .store import write_atomic
+    from gradtutor.records.store import write_atomic
 
     write_atomic(path, text(header, rows).encode())
     return path

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import misconceptions, registry
-from .answer_key import reference, wrong_values
-from .exercise import Exercise
-from .judge import quietly
+from autograder.judge import quietly
+from gradtutor.key import misconceptions, registry
+from gradtutor.key.answer_key import reference, wrong_values
+from gradtutor.key.exercise import Exercise
 
 
 def _show(ex: Exercise, canonical: Any) -> Any:

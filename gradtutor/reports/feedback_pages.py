@@ -18,10 +18,10 @@ import html
 import sys
 from pathlib import Path
 
-from .. import misconceptions, registry
-from ..contract import SubmissionResult
-from ..feedback import VERDICTS
-from .store import hint_for, load_results, reconcile, submission_secret, write_atomic
+from autograder.contract import SubmissionResult
+from autograder.feedback import VERDICTS
+from gradtutor.key import misconceptions, registry
+from gradtutor.records.store import hint_for, load_results, reconcile, submission_secret, write_atomic
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1f2328;

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import registry
-from ..contract import CellStopped, Done, ExerciseResult
-from ..judge import judge
-from ..sandbox.limits import Limits, describe
-from .forkserver import Outcome, answers_of
-from .submission import grade_cells
+from autograder.contract import CellStopped, Done, ExerciseResult
+from autograder.judge import judge
+from autograder.sandbox.limits import Limits, describe
+from gradtutor.grading.forkserver import Outcome, answers_of
+from gradtutor.grading.submission import grade_cells
+from gradtutor.key import registry
 
 
 def result(outcome: Outcome | None, source: Any, limits: Limits, *, unreadable: str = "") -> dict:
@@ -85,7 +85,7 @@ def judged(grade_id: str, max_points: float, answers: list[dict]) -> ExerciseRes
 
 
 def _fingerprints(grade_id: str) -> dict[str, str]:
-    from ..answer_key import fingerprint
+    from gradtutor.key.answer_key import fingerprint
 
     unit, inputs = fingerprint(grade_id)
     return {"unit": unit, "inputs": inputs}

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .kinds import Kind
+from autograder.kinds import Kind
 
 Params = Mapping[str, Any]
 
@@ -22,7 +22,7 @@ Params = Mapping[str, Any]
 class Wrong:
     """A known wrong answer: how to compute it from the parameters, and what it reveals."""
 
-    misconception: str  # id in autograder.misconceptions.CATALOGUE
+    misconception: str  # id in gradtutor.key.misconceptions.CATALOGUE
     value: Callable[..., Any]  # same parameters as the reference
     explanation: str  # the mechanism that produces this number
     hint: str  # leads to the fix without giving the answer

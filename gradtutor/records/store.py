@@ -23,9 +23,9 @@ from typing import Any
 from nbformat.notebooknode import NotebookNode, from_dict
 from nbformat.v4 import nbjson
 
-from ..contract import SubmissionResult, read_result
-from ..nbcells import grade_id
-from .submission import Cell, Submission, read_small
+from autograder.contract import SubmissionResult, read_result
+from gradtutor.grading.submission import Cell, Submission, read_small
+from gradtutor.nbcells import grade_id
 
 CSV_COLUMNS = ("student", "assignment", "exercise", "points", "max_points", "verdict",
                "misconception", "graded_by")
@@ -80,7 +80,7 @@ def load_results(course_dir: Path, assignments: list[str] | None = None, *,
 
 
 def write_csv(path: Path, results: list[dict]) -> None:
-    from . import sheet
+    from gradtutor.records import sheet
 
     rows = ([r["student"], r["assignment"], e["id"], f"{e['points']:g}", f"{e['max_points']:g}",
              e["verdict"], e["misconception"] or "", "hand" if e.get("manual") else "auto"]
@@ -241,7 +241,7 @@ def update_autograded(course_dir: Path, result: dict) -> int:
     """The verdicts of ``result`` written into the grade cells of the student's autograded
     notebooks (ours, written by ``grade``); how many cells changed. Read as any file under the
     course folder is: beneath it, no link followed, size-capped."""
-    from .submission import MAX_NOTEBOOK_BYTES, read_beneath
+    from gradtutor.grading.submission import MAX_NOTEBOOK_BYTES, read_beneath
 
     by_id = {e["id"]: e for e in result["exercises"]}
     changed = 0
@@ -268,7 +268,7 @@ def update_autograded(course_dir: Path, result: dict) -> int:
 def _verdict_text(entry: dict) -> str:
     lines = [f"{entry['verdict']}: {entry['message']}"]
     if entry.get("misconception"):
-        from .. import misconceptions
+        from gradtutor.key import misconceptions
 
         lines.append(f"Likely misconception: {misconceptions.name(entry['misconception'])}")
         hint = hint_for(entry["id"], entry["misconception"])
@@ -281,9 +281,9 @@ def _verdict_text(entry: dict) -> str:
 def hint_for(exercise_id: str, misconception: str) -> str | None:
     """The hint of the exercise's wrong answer with this misconception (hints never give the
     answer away; explanations may quote numbers, so they stay in the live self-check)."""
-    from .. import registry
-    from ..answer_key import reference
-    from ..judge import _redact, answer_names
+    from autograder.judge import _redact, answer_names
+    from gradtutor.key import registry
+    from gradtutor.key.answer_key import reference
 
     try:
         ex = registry.get(exercise_id)

@@ -19,10 +19,10 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_notebook
 
-from .. import registry
-from ..registry import Chapter
-from . import cells
-from .lesson import parse
+from gradtutor.authoring import cells
+from gradtutor.authoring.lesson import parse
+from gradtutor.key import registry
+from gradtutor.key.registry import Chapter
 
 REPO = Path(__file__).resolve().parents[2]
 COURSE = REPO / "course"

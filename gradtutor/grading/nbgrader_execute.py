@@ -22,7 +22,7 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Int
 
-from ..nbcells import grade_id, is_grade
+from gradtutor.nbcells import grade_id, is_grade
 
 
 class IsolatedExecute(NbGraderPreprocessor):
@@ -30,7 +30,7 @@ class IsolatedExecute(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         if os.geteuid() != 0:
-            from .batch import NEEDS_ROOT
+            from gradtutor.grading.batch import NEEDS_ROOT
 
             raise RuntimeError(NEEDS_ROOT.replace("gradtutor grade", "GRADTUTOR_ISOLATED=1 nbgrader autograde"))
         course = _course_dir(resources)
@@ -38,7 +38,7 @@ class IsolatedExecute(NbGraderPreprocessor):
             path = Path(tmp) / "submission.ipynb"
             nbformat.write(nb, path)
             path.chmod(0o644)
-            done = subprocess.run([sys.executable, "-m", "autograder.grading.nbgrader_execute",
+            done = subprocess.run([sys.executable, "-m", "gradtutor.grading.nbgrader_execute",
                                    str(path), str(course or "")], capture_output=True, text=True,
                                   timeout=self.timeout)
         if done.returncode != 0:
@@ -75,10 +75,10 @@ def _course_dir(resources) -> Path | None:
 
 def main(path: str, course: str = "") -> int:
     """Grade one notebook against itself (nbgrader already restored its locked cells)."""
-    from ..sandbox.limits import Limits
-    from . import forkserver, scoring
-    from .batch import _lesson_imports, _load
-    from .submission import Submission
+    from autograder.sandbox.limits import Limits
+    from gradtutor.grading import forkserver, scoring
+    from gradtutor.grading.batch import _lesson_imports, _load
+    from gradtutor.grading.submission import Submission
 
     file = Path(path)
     nb = nbformat.read(file, as_version=4)

@@ -49,13 +49,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="skip executing the solution notebooks")
     p.add_argument("--keep-student-work", action="store_true",
                    help="never overwrite a student notebook that differs from the build (your work)")
-    p.set_defaults(run=_lazy("autograder.builder.course:build_cli"))
+    p.set_defaults(run=_lazy("gradtutor.authoring.build:build_cli"))
 
     p = sub.add_parser("key", help="print every exercise with its reference answer and its "
                                    "diagnosed wrong answers")
     p.add_argument("--json", dest="as_json", action="store_true", help="a JSON list, for tools")
     p.add_argument("--chapter", type=int, help="only this chapter")
-    p.set_defaults(run=_lazy("autograder.key:print_key"))
+    p.set_defaults(run=_lazy("gradtutor.key.listing:print_key"))
 
     p = sub.add_parser("grade", help="grade every submission under COURSE_DIR/submitted/ in "
                                      "parallel, isolated workers; resumable")
@@ -74,7 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     spread.add_argument("--gather", action="store_true",
                         help="grade nothing: write every results file into the gradebook (the "
                              "last step after sharded runs)")
-    p.set_defaults(run=_lazy("autograder.grading.batch:grade_cli"))
+    p.set_defaults(run=_lazy("gradtutor.grading.batch:grade_cli"))
 
     p = sub.add_parser("regrade", help="judge the stored answers again against the exercise units "
                                        "as they are now (no notebook runs); update the gradebook, "
@@ -85,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
                                             "COURSE_DIR/gradtutor/regrades/<time>.csv)")
     p.add_argument("--force", action="store_true",
                    help="store every submission again, changed or not")
-    p.set_defaults(run=_lazy("autograder.grading.regrade:regrade_cli"))
+    p.set_defaults(run=_lazy("gradtutor.grading.regrade:regrade_cli"))
 
     p = sub.add_parser("export", help="scores for a learning management system: a Canvas "
                                       "gradebook import file, or one CSV row per student and "
@@ -98,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="one row per student and assignment (score, late penalty, total, ...)")
     p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
     p.add_argument("--section", default="", help="the Section column of the Canvas file")
-    p.set_defaults(run=_lazy("autograder.grading.export:export_cli"))
+    p.set_defaults(run=_lazy("gradtutor.reports.export:export_cli"))
 
     p = sub.add_parser("demo-class", help="write a synthetic class of submissions (correct, each "
                                           "misconception, blank, half done, broken)")
@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--students", type=int, default=30, help="how many students (default 30)")
     p.add_argument("--seed", type=int, default=0, help="random seed: same seed, same class")
     p.add_argument("--assignment", action="append", help="only these chapters (default: all)")
-    p.set_defaults(run=_lazy("autograder.grading.demo:demo_class_cli"))
+    p.set_defaults(run=_lazy("gradtutor.authoring.demo:demo_class_cli"))
 
     p = sub.add_parser("report", help="class report (HTML with charts, plus CSV): scores, success "
                                       "per exercise, the most common misconceptions")
@@ -114,24 +114,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="output folder (default COURSE_DIR/reports)")
     p.add_argument("--assignment", action="append",
                    help="only this assignment (repeatable; default: all)")
-    p.set_defaults(run=_lazy("autograder.grading.report:report_cli"))
+    p.set_defaults(run=_lazy("gradtutor.reports.report:report_cli"))
 
     p = sub.add_parser("feedback", help="write per-student feedback HTML (verdict, misconception, "
                                         "hint; never the hidden values or answers)")
     p.add_argument("course_dir", type=Path, help="a graded course folder")
-    p.set_defaults(run=_lazy("autograder.grading.feedback_pages:feedback_cli"))
+    p.set_defaults(run=_lazy("gradtutor.reports.feedback_pages:feedback_cli"))
 
     p = sub.add_parser("runtime", help="write the student runtime wheel: self-checks at the shown "
                                        "values, drawings and widgets, without the answer key")
     p.add_argument("out_dir", type=Path, help="folder for the wheel")
-    p.set_defaults(run=_lazy("autograder.builder.runtime:runtime_cli"))
+    p.set_defaults(run=_lazy("gradtutor.authoring.runtime:runtime_cli"))
 
     p = sub.add_parser("export-html", help="write an offline HTML page of an executed notebook "
                                            "with live widgets (no network needed)")
     p.add_argument("notebook", type=Path)
     p.add_argument("-o", "--out", type=Path, help="output file (default: NOTEBOOK with .html)")
     p.add_argument("--execute", action="store_true", help="execute the notebook first")
-    p.set_defaults(run=_lazy("autograder.visual.export:export_cli"))
+    p.set_defaults(run=_lazy("gradtutor.authoring.export_html:export_cli"))
     return parser
 
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..contract import SubmissionResult
-from ..nbcells import nbgrader_meta
-from . import sheet, store
+from autograder.contract import SubmissionResult
+from gradtutor.nbcells import nbgrader_meta
+from gradtutor.records import sheet, store
 
 CHANGE_COLUMNS = ("student", "assignment", "exercise", "old_points", "new_points", "change",
                   "max_points", "old_verdict", "new_verdict", "old_misconception",
@@ -75,8 +75,8 @@ def regrade_cli(*, course_dir: Path, assignment: list[str] | None = None, csv: P
 
 def regrade(course_dir: Path, assignments: list[str] | None = None, *, force: bool = False) -> Summary:
     """Re-judge every stored answer; store what changed (everything with ``force``)."""
-    from .batch import _course_id, _grade_ids
-    from .submission import source_notebooks
+    from gradtutor.grading.batch import _course_id, _grade_ids
+    from gradtutor.grading.submission import source_notebooks
 
     unreadable: list[str] = []
     results = store.load_results(course_dir, assignments, unreadable=unreadable)
@@ -132,14 +132,14 @@ def regrade(course_dir: Path, assignments: list[str] | None = None, *, force: bo
 
 def _points(sources: dict[str, Any]) -> dict[str, float]:
     """grade id -> its points in the course's source notebooks (as ``grade`` scores them)."""
-    from .submission import grade_cells
+    from gradtutor.grading.submission import grade_cells
 
     return {gid: pts for nb in sources.values() for gid, pts in grade_cells(nb)}
 
 
 def _points_differ(sources: dict[str, dict[str, Any]]) -> dict[str, tuple[float, float]]:
     """Exercises whose unit gives other points than the course's source notebook (scored)."""
-    from .. import registry
+    from gradtutor.key import registry
 
     known = set(registry.ids())
     return {eid: (registry.get(eid).points, pts) for nbs in sources.values()
@@ -155,7 +155,7 @@ def _apply_points(course_dir: Path, sources: dict[str, dict[str, Any]],
     import nbformat
     from nbgrader.api import Gradebook
 
-    from .batch import _course_id
+    from gradtutor.grading.batch import _course_id
 
     with Gradebook(store.db_url(course_dir), _course_id(course_dir)) as gb:
         for assignment, notebooks in sources.items():
@@ -181,9 +181,9 @@ def rejudge(result: SubmissionResult, points: dict[str, float], *, force: bool =
     An entry judged with the unit and the judging code as they are now (both fingerprints
     equal) is not judged again unless ``force``: every input of its verdict is the same, so the
     verdict is too (``force`` checks that, and the tests do)."""
-    from .. import registry
-    from ..answer_key import fingerprint, grader_fingerprint
-    from .scoring import judged
+    from gradtutor.grading.scoring import judged
+    from gradtutor.key import registry
+    from gradtutor.key.answer_key import fingerprint, grader_fingerprint
 
     out = Regraded(result, [])
     known = set(registry.ids())
@@ -222,7 +222,7 @@ def _stored(course_dir: Path, gb: Any, done: Regraded, sources: dict, late: Any,
             grade_ids: Any, force: bool) -> SubmissionResult | str:
     """Gradebook first (the save path of ``grade``; skipped when no points moved, unless
     ``force``), autograded notebooks, results file last; or why not."""
-    from ..answer_key import grader_fingerprint
+    from gradtutor.key.answer_key import grader_fingerprint
 
     result = {**done.result, "exercises": done.exercises}
     result["score"] = round(sum(e["points"] for e in done.exercises), 6)
@@ -245,7 +245,7 @@ def _stored(course_dir: Path, gb: Any, done: Regraded, sources: dict, late: Any,
 
 def _feedback(course_dir: Path, results: list[SubmissionResult]) -> None:
     """Rewrite the feedback pages ``gradtutor feedback`` wrote for these submissions."""
-    from . import feedback_pages as feedback
+    from gradtutor.reports import feedback_pages as feedback
 
     for result in store.reconcile(course_dir, results):
         folder = course_dir / "feedback" / result["student"] / result["assignment"]

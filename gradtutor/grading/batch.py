@@ -22,11 +22,20 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ..contract import CellFailed
-from ..nbcells import is_solution
-from ..sandbox.limits import Limits
-from . import store
-from .submission import Cell, Submission, Unreadable, find, grade_cells, read, sanitise, source_notebooks
+from autograder.contract import CellFailed
+from autograder.sandbox.limits import Limits
+from gradtutor.grading.submission import (
+    Cell,
+    Submission,
+    Unreadable,
+    find,
+    grade_cells,
+    read,
+    sanitise,
+    source_notebooks,
+)
+from gradtutor.nbcells import is_solution
+from gradtutor.records import store
 
 Group = tuple[str, str]  # (student, assignment)
 NEEDS_ROOT = ("gradtutor grade needs root, to run each submission as its own user in its own mount "
@@ -78,8 +87,8 @@ def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, c
 def stale_units(results: list[dict], graded: set[Group]) -> dict[str, set[Group]]:
     """exercise id -> the graded submissions whose stored grades came from another version of
     its unit (their fingerprint is not the unit's now)."""
-    from .. import registry
-    from ..answer_key import fingerprint, grader_fingerprint
+    from gradtutor.key import registry
+    from gradtutor.key.answer_key import fingerprint, grader_fingerprint
 
     known = set(registry.ids())
     out: dict[str, set[Group]] = defaultdict(set)
@@ -206,7 +215,7 @@ def _mtime(path: Path) -> float:
 def _grade(course_dir: Path, todo: dict[Group, list[Submission]], *, workers: int,
            limits: Limits, gradebook: bool = True) -> dict[Group, str]:
     """Grade ``todo``; return the groups left not graded, with the grader's reason."""
-    from . import forkserver
+    from gradtutor.grading import forkserver
 
     forkserver.start_reaper()  # while this process is still small
     sources = {a: source_notebooks(course_dir, a) for a in {g[1] for g in todo}}
@@ -224,7 +233,7 @@ def _grade(course_dir: Path, todo: dict[Group, list[Submission]], *, workers: in
 
 def _warm_references(exercise_ids: set[str]) -> None:
     """Every variant's reference of these exercises, computed now (the parent judges with them)."""
-    from ..answer_key import check_for
+    from gradtutor.key.answer_key import check_for
 
     for exercise_id in sorted(exercise_ids):
         check_for(exercise_id)
@@ -236,7 +245,7 @@ def _run_batch(course_dir: Path, todo: dict[Group, list[Submission]], sandbox: A
     from nbgrader.api import Gradebook
     from tqdm import tqdm
 
-    from . import forkserver
+    from gradtutor.grading import forkserver
 
     outcomes: dict[Group, list[tuple[Submission, Any]]] = defaultdict(list)
     not_graded: dict[Group, str] = {}
@@ -283,9 +292,9 @@ def _load(course_dir: Path, sub: Submission, source: Any, parts: tuple[str, ...]
           ) -> tuple[list[Cell] | None, Any, str]:
     """(sanitised cells, the child's job, why it is unreadable): the file is read once, here,
     at ``course_dir/submitted/<student>/<assignment>/<notebook>`` (or at ``parts``)."""
-    from .. import registry
-    from ..answer_key import spec
-    from ..contract import Job, JobCell
+    from autograder.contract import Job, JobCell
+    from gradtutor.key import registry
+    from gradtutor.key.answer_key import spec
 
     try:
         cells = sanitise(read(sub, course_dir, parts), source)
@@ -325,8 +334,8 @@ def _finish(course_dir: Path, gb: Any, group: Group, done: list[tuple[Submission
             sources: dict[str, Any], loaded: dict, limits: Limits, late: Any) -> str:
     """Score one student's assignment and store it: gradebook first, results file last.
     Returns why it was not graded ("" when it was)."""
-    from ..answer_key import grader_fingerprint
-    from . import scoring
+    from gradtutor.grading import scoring
+    from gradtutor.key.answer_key import grader_fingerprint
 
     ungraded = [o.not_graded for _, o in done if o is not None and o.not_graded]
     if ungraded:

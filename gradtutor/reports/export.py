@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import sheet, store
-from .report import SUBMISSION_COLUMNS, roster, submission_rows
+from gradtutor.records import sheet, store
+from gradtutor.reports.report import SUBMISSION_COLUMNS, roster, submission_rows
 
 CANVAS_HEADER = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 
@@ -71,7 +71,7 @@ def students(course_dir: Path) -> dict[str, dict[str, str]]:
 
 def assignments(course_dir: Path, results: list[dict], only: list[str] | None) -> dict[str, float]:
     """assignment -> points possible, in the gradebook's order (then any others graded)."""
-    from .submission import grade_cells, source_notebooks
+    from gradtutor.grading.submission import grade_cells, source_notebooks
 
     found = sorted({r["assignment"] for r in results})
     out: dict[str, float] = {}

@@ -22,9 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import misconceptions, registry
-from ..contract import SubmissionResult
-from . import analysis, sheet, store
+from autograder.contract import SubmissionResult
+from gradtutor.key import misconceptions, registry
+from gradtutor.records import sheet, store
+from gradtutor.reports import analysis
 
 RESULTS = Path("gradtutor") / "results"
 # verdict -> (label, colour); "failed" is a submission the grader could not read or run

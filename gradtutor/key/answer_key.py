@@ -8,17 +8,21 @@ sandbox ships none.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import json
 from functools import cache
+from pathlib import Path
 from typing import Any
 
-from . import misconceptions, registry
-from .answers import at_params
-from .checkdata import Check, RequireInfo, Variant, WrongInfo
-from .contract import AnswerSpec
-from .exercise import Exercise, Params
-from .judge import quietly
-from .kinds import Canonical
-from .plain import Plain
+from autograder.answers import at_params
+from autograder.checkdata import Check, RequireInfo, Variant, WrongInfo, to_json
+from autograder.contract import AnswerSpec
+from autograder.judge import quietly
+from autograder.kinds import Canonical
+from autograder.plain import Plain
+from gradtutor.key import misconceptions, registry
+from gradtutor.key.exercise import Exercise, Params
 
 
 def variant_at(ex: Exercise, params: Params) -> Variant:
@@ -123,7 +127,7 @@ def coinciding(exercise_id: str) -> list[tuple[int, int]]:
 
 
 def _same(ex: Exercise, a: Canonical, b: Canonical) -> bool:
-    from .judge import _same as same
+    from autograder.judge import _same as same
 
     return same(ex.kind, a, b)
 
@@ -169,11 +173,6 @@ def fingerprint(exercise_id: str) -> tuple[str, str]:
     differently. ``inputs`` covers what the sandbox ran (the answer's name, the call, each
     variant's setup code): when it changes, the stored answers are answers to other questions,
     and only running the notebooks again grades them."""
-    import hashlib
-    import json
-
-    from .checkdata import to_json
-
     data = to_json(check_for(exercise_id))
     inputs = data["spec"]  # answer, call, setups, by_hand, requires: what the sandbox ran
     graded = {k: v for k, v in data.items() if k not in ("title", "chapter")}
@@ -186,19 +185,18 @@ def fingerprint(exercise_id: str) -> tuple[str, str]:
 
 
 # the code a verdict depends on besides the unit: reading answers, the kinds, the judge, scoring
-JUDGING_CODE = ("contract.py", "plain.py", "kinds.py", "checkdata.py", "judge.py", "answer_key.py",
-                "misconceptions.py", "grading/scoring.py")
+# (named, not imported: the fingerprint reads their source, and scoring stands above the key)
+JUDGING_CODE = ("autograder.contract", "autograder.plain", "autograder.kinds", "autograder.checkdata",
+                "autograder.judge", "gradtutor.key.answer_key", "gradtutor.key.misconceptions",
+                "gradtutor.grading.scoring")
 
 
 @cache
 def grader_fingerprint() -> str:
     """A digest of the judging code (``JUDGING_CODE``): results judged by other code may judge
     differently even where no unit changed."""
-    import hashlib
-    from pathlib import Path
-
-    root = Path(__file__).parent
     digest = hashlib.sha256()
     for name in JUDGING_CODE:
-        digest.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
+        source = Path(importlib.util.find_spec(name).origin).read_bytes()
+        digest.update(name.encode() + b"\0" + source + b"\0")
     return digest.hexdigest()[:16]

@@ -148,7 +148,7 @@ def name(misconception_id: str) -> str:
 
 # the generic slips the judge recognises without a listed wrong answer (autograder.judge.GENERIC)
 def _generic() -> dict[str, str]:
-    from .judge import GENERIC
+    from autograder.judge import GENERIC
 
     return {slip: name for slip, (name, _, _) in GENERIC.items()}
 

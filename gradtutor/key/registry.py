@@ -14,8 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import exercises
-
-from .exercise import Exercise
+from gradtutor.key.exercise import Exercise
 
 ROOT = Path(exercises.__file__).parent
 _CHAPTER_DIR = re.compile(r"ch(\d\d)_(\w+)")

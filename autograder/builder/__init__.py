@@ -1,1 +1,0 @@
-"""Author side: lessons + exercise units -> nbgrader source notebooks -> student and solution notebooks."""

@@ -1,0 +1,10 @@
+"""Trusted side: one grading run. Untrusted notebooks in, judged answers out.
+
+    submission.py        find submissions; read them safely; sanitise a notebook (locked cells restored)
+    forkserver.py        the parent's side of the sandbox: start the zygote, hand each child its job,
+                         read its typed messages, enforce the deadlines (the child is autograder.sandbox)
+    scoring.py           the child's messages judged and scored (never runs student code)
+    batch.py             ``gradtutor grade``: all of the above, in parallel, resumable
+    regrade.py           ``gradtutor regrade``: stored answers judged again against the current units
+    nbgrader_execute.py  nbgrader's own autograde step, run through the same sandbox
+"""
