@@ -55,7 +55,7 @@ def read_answer(spec: AnswerSpec, ns: dict[str, Any], value: Any = FROM_NAMESPAC
         local[spec.answer] = value
         try:
             with quiet(), autograd_off(spec.by_hand):
-                value = eval(spec.call, local)  # noqa: S307 - this is the student's side
+                value = eval(spec.call, local)
         except Exception as e:  # the student's function failed: a reason, not a crash
             return _error(e)
         if spec.by_hand and tripped():  # a gradient asked for, and the error swallowed
@@ -78,7 +78,7 @@ def unmet_requirements(spec: AnswerSpec, ns: dict[str, Any], value: Any) -> list
         local.update(answer=value, float64=is_float64)
         try:
             with quiet():
-                met = eval(expression, local)  # noqa: S307 - the exercise's own expression
+                met = eval(expression, local)
         except Exception:
             met = False
         if met is not True:
@@ -98,8 +98,8 @@ def read_shown(spec: AnswerSpec, ns: dict[str, Any], value: Any = FROM_NAMESPACE
     local: dict[str, Any] = {}
     try:
         with quiet():
-            exec("import torch", local)  # noqa: S102
-            exec(spec.setups[0], local)  # noqa: S102 - the exercise's own setup code
+            exec("import torch", local)
+            exec(spec.setups[0], local)
     except Exception as e:
         return _error(e)
     return read_answer(spec, local, value)
@@ -111,9 +111,9 @@ def at_params(spec: AnswerSpec, ns: dict[str, Any], answer_source: str, setup: s
     local = dict(ns)
     try:
         with quiet():
-            exec(setup, local)  # noqa: S102
+            exec(setup, local)
             with autograd_off(spec.by_hand):
-                exec(compile(answer_source, "<answer>", "exec"), local)  # noqa: S102
+                exec(compile(answer_source, "<answer>", "exec"), local)
     except Exception as e:
         return _error(e)
     if spec.by_hand and tripped():
@@ -145,7 +145,7 @@ def read_all(spec: AnswerSpec, ns: dict[str, Any], history: list[str], *,
                 continue
             with around():
                 answers.append(at_params(spec, ns, source, setup))
-    except BaseException as e:  # noqa: BLE001 - a timer, or a student object raising anything
+    except BaseException as e:
         answers.append(_error(e))
     answers += [{"t": "missing", "why": "not_reached"}] * (len(spec.setups) - len(answers))
     return answers

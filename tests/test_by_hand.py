@@ -59,8 +59,8 @@ def test_the_solution_runs_with_autograd_off_and_scores_full_marks(exercise_id):
     ex = registry.get(exercise_id)
     spec = answer_key.spec(ex)
     ns: dict = {"torch": torch}
-    exec(spec.setups[0], ns)  # noqa: S102
-    exec(ex.solution, ns)  # noqa: S102
+    exec(spec.setups[0], ns)
+    exec(ex.solution, ns)
     fb = judge(answer_key.check_for(exercise_id), read_all(spec, ns, ["", ex.solution, "check()"]))
     assert fb.score == 1.0, fb
 
@@ -144,8 +144,8 @@ def _check(exercise_id: str, source: str):
     ex = registry.get(exercise_id)
     spec = answer_key.spec(ex)
     ns: dict = {"torch": torch}
-    exec(spec.setups[0], ns)  # noqa: S102
-    exec(source, ns)  # noqa: S102
+    exec(spec.setups[0], ns)
+    exec(source, ns)
     return judge(answer_key.check_for(exercise_id), read_all(spec, ns, ["", source, "check()"]))
 
 

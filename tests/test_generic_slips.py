@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "novice"))
-import replay  # noqa: E402
+import replay
 
-from autograder import checkdata  # noqa: E402
-from autograder.judge import GENERIC, _consistent  # noqa: E402
+from autograder import checkdata
+from autograder.judge import GENERIC, _consistent
 from gradtutor.key import answer_key, registry
-from gradtutor.key.exercise import ORDER_OFF, VALUE_INSTEAD, order_off, value_instead  # noqa: E402
-from gradtutor.key.misconceptions import CATALOGUE  # noqa: E402
+from gradtutor.key.exercise import ORDER_OFF, VALUE_INSTEAD, order_off, value_instead
+from gradtutor.key.misconceptions import CATALOGUE
 
 CASES = [
     # (exercise, answer cell, the diagnosis)

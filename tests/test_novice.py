@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "novice"))
-import replay  # noqa: E402
+import replay
 
-from gradtutor.key import registry  # noqa: E402
+from gradtutor.key import registry
 
 
 @pytest.fixture(scope="module")

@@ -36,8 +36,8 @@ def _in_kernel(ex, answer_cell: str):
     with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()), \
             contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
-        exec("import torch\nimport torch.nn.functional as F\n" + ex.setup_code(ex.params), ns)  # noqa: S102
-        exec(answer_cell, ns)  # noqa: S102
+        exec("import torch\nimport torch.nn.functional as F\n" + ex.setup_code(ex.params), ns)
+        exec(answer_cell, ns)
         history = ["import torch", ex.setup_code(ex.params), answer_cell, f"check({ex.id!r}, {ex.answer})"]
         return check(ex.id, ns[ex.answer], namespace=ns, history=history)
 

@@ -104,8 +104,8 @@ def test_runtime_check_gives_the_full_packages_verdict(unpacked: Path) -> None:
         ns: dict = {}
         with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
             warnings.simplefilter("ignore")  # the solutions' own anomaly-mode warnings
-            exec("import torch\nimport torch.nn.functional as F\n" + ex.setup_code(ex.params), ns)  # noqa: S102
-            exec(ex.solution, ns)  # noqa: S102
+            exec("import torch\nimport torch.nn.functional as F\n" + ex.setup_code(ex.params), ns)
+            exec(ex.solution, ns)
         solution_plain = read_answer(spec(ex, 1), {}, ns[ex.answer]) if not ex.is_function else None
         plains = [canonical_to_json(c) for _, c in wrong_values(ex.id, 0)]
         if solution_plain is not None:

@@ -6,12 +6,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import pytest
+import torch
+from matplotlib.figure import Figure
 
-from autograder import describe_graph, draw_graph  # noqa: E402
-from autograder.visual.graph import build_graph  # noqa: E402
+from autograder import describe_graph, draw_graph
+from autograder.visual.graph import build_graph
 
 
 def texts(fig: Figure) -> list[str]:

@@ -135,7 +135,7 @@ def warm_up(imports: list[str]) -> Any:
     headless.ENABLED = True  # nobody sees a grading run's figures and widgets: skip drawing them
     for line in imports:  # the lessons' own import lines (never a solution cell's)
         with contextlib.suppress(Exception):
-            exec(compile(line, "<imports>", "exec"), {})  # noqa: S102
+            exec(compile(line, "<imports>", "exec"), {})
     _exercise_torch()
     config = Config()
     config.HistoryManager.enabled = False  # no SQLite history file per child

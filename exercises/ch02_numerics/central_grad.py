@@ -16,7 +16,7 @@ from gradtutor.key.exercise import Exercise, Require, Wrong
 from gradtutor.key.numeric import gradient
 
 
-def _f(p: float, q: float):  # noqa: ANN202 - a function of three floats
+def _f(p: float, q: float):
     return lambda a, b, c: -(a**p) + math.sin(q * b) - 1 / c + b**2.5 - a**0.5
 
 
@@ -32,7 +32,7 @@ def analytic(p: float, q: float, point: list[float]) -> list[float]:
     return [-p * a ** (p - 1) - 0.5 * a**-0.5, q * math.cos(q * b) + 2.5 * b**1.5, 1 / c**2]
 
 
-def _scaled(k: float):  # noqa: ANN202
+def _scaled(k: float):
     return lambda p, q, point: [k * g for g in analytic(p, q, point)]
 
 

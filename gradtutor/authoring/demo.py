@@ -81,7 +81,7 @@ def _nested(v: Any, dtype: str) -> str:
 
 
 def _value_of(source: str) -> Any:
-    return eval(source, {"__builtins__": {"float": float}})  # noqa: S307 - our own literal
+    return eval(source, {"__builtins__": {"float": float}})
 
 
 def _answer_code(ex: Exercise, value_source: str) -> str:
@@ -143,7 +143,7 @@ def _usable_wrongs(exercise_id: str) -> tuple[int, ...]:
 def run_answer(ex: Exercise, code: str, params: dict[str, Any]) -> Plain:
     """The setup and an answer cell at these parameters; the answer as plain data."""
     ns: dict[str, Any] = {}
-    exec("import torch\nimport torch.nn.functional as F", ns)  # noqa: S102 - the lesson's imports
+    exec("import torch\nimport torch.nn.functional as F", ns)
     return run_at(ex, ns, code, params)
 
 

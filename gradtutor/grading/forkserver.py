@@ -373,7 +373,7 @@ def _kill_uid(uid: int) -> None:
             os.setuid(uid)
             for _ in range(3):
                 os.kill(-1, signal.SIGKILL)
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             pass
         os._exit(0)
     os.waitpid(pid, 0)
