@@ -80,8 +80,8 @@ def _kernel(namespace: dict[str, Any] | None, history: list[str] | None) -> tupl
 def _where(fb: Feedback, found: checkdata.Check) -> Feedback:
     """Name the practice values where the answer fails (they are public: only the grading
     variants are kept back)."""
-    failed = [found.spec.setups[i] for i, v in enumerate(fb.variants) if i and v["status"] != "correct"]
-    if fb.variants and fb.variants[0]["status"] == "correct" and failed:
+    failed = [found.spec.setups[i] for i, v in enumerate(fb.variants) if i and v.status != "correct"]
+    if fb.variants and fb.variants[0].status == "correct" and failed:
         shown = "; ".join(f"`{setup.strip().splitlines()[0]}`" for setup in failed if setup.strip())
         if shown:
             fb.message += f" The self-check re-ran your answer cell with {shown}."

@@ -18,7 +18,7 @@ from typing import Any
 from autograder.answers import at_params
 from autograder.checkdata import Check, RequireInfo, Variant, WrongInfo, to_json
 from autograder.contract import AnswerSpec
-from autograder.judge import quietly
+from autograder.judge import quietly, same
 from autograder.kinds import Canonical
 from autograder.plain import Plain
 from gradtutor.key import misconceptions, registry
@@ -127,8 +127,6 @@ def coinciding(exercise_id: str) -> list[tuple[int, int]]:
 
 
 def _same(ex: Exercise, a: Canonical, b: Canonical) -> bool:
-    from autograder.judge import _same as same
-
     return same(ex.kind, a, b)
 
 
