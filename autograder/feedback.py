@@ -1,4 +1,4 @@
-"""The result of judging one answer: a score, a verdict, and words a student can act on."""
+"""Student side: the result of judging one answer: a score, a verdict, words to act on."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""Judge plain answers against check data: validity, then correctness, then diagnosis.
+"""Student side: judge plain answers against check data: validity, correctness, diagnosis.
 
-Student side and trusted side alike: the judge sees only plain data (``plain.py``) and a
+The trusted grader runs it too: the judge sees only plain data (``plain.py``) and a
 ``Check`` (``checkdata.py``) holding the references as canonical values. It never runs an
 exercise unit and never calls anything on a student object. In the trusted grader the check
-holds every variant; in the student runtime, only the shown values.
+holds every variant; in the student runtime, the shown and the practice values.
 """
 
 from __future__ import annotations

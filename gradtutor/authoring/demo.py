@@ -1,4 +1,4 @@
-"""A synthetic class: a real nbgrader course whose submissions come from student profiles.
+"""Trusted side: a synthetic class, a real nbgrader course whose submissions come from profiles.
 
     gradtutor demo-class DIR --students N --seed S
 

@@ -1,9 +1,9 @@
-"""The answer key as data: each exercise's reference and known wrong answers, per variant.
+"""Trusted side: the answer key as data, each exercise's reference and wrong answers per variant.
 
-Trusted side. Computed here from the exercise units (torch references in float64, the wrong
+Computed here from the exercise units (torch references in float64, the wrong
 answers' formulas), never typed. The judge reads them through ``autograder.checkdata.get``;
-the student runtime ships only the shown variant (``autograder.runtime``), and the grading
-sandbox ships none.
+the student runtime wheel (``gradtutor.authoring.runtime``) ships the checks at the shown and
+the practice values (``practice_check``), and the grading sandbox ships none.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The misconception catalogue: one short name per id, shared by feedback and the class report.
+"""Trusted side: the misconception catalogue, one short name per id, for feedback and reports.
 
 Each wrong answer in an exercise names one of these ids and carries its own explanation and
 hint, written for that exercise's numbers; the names here let the class report group them.
