@@ -1,4 +1,5 @@
-"""gradtutor's autograder: self-checks, grading, drawings and widgets for the autograd course.
+"""Student side: gradtutor's autograder, the self-checks, grading, drawings and widgets of the
+autograd course.
 
 Students use ``check`` (instant feedback) and ``draw_graph``; grade cells use ``grade``.
 Names are loaded on first use so that ``from autograder import check`` stays fast.

@@ -1,6 +1,6 @@
-"""Read a student's answer as plain data, at the shown values and at other parameter values.
+"""Student side: read a student's answer as plain data, at the shown and at other values.
 
-Student side: runs in the notebook kernel (``grade()``, ``check()``) and in the grading
+It runs in the notebook kernel (``grade()``, ``check()``) and in the grading
 sandbox, with the same loop (``read_all``). It executes an exercise's setup code and the
 student's answer cell in a copy of the namespace, then turns the answer into plain data.
 Nothing here decides whether an answer is right, and nothing here knows a reference.

@@ -1,6 +1,6 @@
-"""By-hand exercises: while their answer cell runs, autograd is switched off.
+"""Student side: by-hand exercises; while their answer cell runs, autograd is switched off.
 
-Student side. A derivation exercise (``Exercise(by_hand=True)``) asks for an expression of the
+A derivation exercise (``Exercise(by_hand=True)``) asks for an expression of the
 parameters, not for torch to compute it. While its answer cell (or its function, for a function
 answer) runs under ``autograd_off()``, the ways to ask autograd for a gradient raise ``ByHand``
 with a message that says so: ``backward()``, ``torch.autograd.grad`` and ``.backward`` (through

@@ -1,4 +1,4 @@
-"""The contract between the grading sandbox and the trusted judge, and the results files.
+"""Student side: the contract between the grading sandbox and the trusted judge, and results.
 
 Imports nothing heavy (no torch): the grading parent loads it before it forks its helpers.
 Every byte the sandbox sends is hostile until this module has read it: each message is parsed
@@ -7,7 +7,8 @@ codes, bounded numbers, identifiers). Nothing a child writes reaches results, fe
 report as free text, except the student's own answer values kept in the results for
 ``gradtutor regrade`` (a string answer at most 200 characters, a dict key 80): read back
 through ``clean_plain`` like a message, never shown in feedback, shown escaped in the
-instructor's report. The worker, scoring, store, report and feedback all use these types.
+instructor's report. The sandbox's child, the grading parent (``gradtutor.grading``), the
+records and the reports all use these types.
 
 Parent -> child, once, on the job pipe (``encode_job`` / ``decode_job``)::
 
@@ -45,7 +46,6 @@ ERROR_NAMES = frozenset(n for n, v in vars(builtins).items()
 DTYPES = frozenset({"int", "float", "bool", "float16", "bfloat16", "float32", "float64", "int8", "int16",
                     "int32", "int64", "uint8", "uint16", "uint32", "uint64", "complex64", "complex128"})
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,79}")
-_EXERCISE_ID = re.compile(r"[a-z0-9_]{1,60}")
 _UNSUPPORTED = {"t": "unsupported"}
 
 

@@ -1,4 +1,4 @@
-"""The result of judging one answer: a score, a verdict, and words a student can act on."""
+"""Student side: the result of judging one answer: a score, a verdict, words to act on."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class Feedback:
     misconception_name: str | None = None
     explanation: str | None = None
     hint: str | None = None
-    variants: list[dict] = field(default_factory=list)  # per variant: status, score (no answers)
+    variants: list[VariantScore] = field(default_factory=list)  # per variant, the shown values first
 
     @property
     def correct(self) -> bool:
@@ -83,3 +83,11 @@ class Feedback:
             parts.append(f'<div style="margin-top:4px"><b>Hint:</b> {esc(self.hint)}</div>')
         parts.append("</div>")
         return "".join(parts)
+
+
+@dataclass(frozen=True)
+class VariantScore:
+    """What a student sees of one variant's judgement: its status and score, never the answer."""
+
+    status: str  # "correct", "wrong", "invalid" or "not_answered"
+    score: float  # 1.0 or 0.0

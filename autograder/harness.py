@@ -1,4 +1,4 @@
-"""What the grader runs on a student's function or class to read it: student side.
+"""Student side: what the grader runs on a student's function or class to read it.
 
 A function or ``torch.autograd.Function`` answer is graded by calling it on fresh inputs; the
 ``call=`` of its exercise unit reaches one of these through this module (``call``), so an

@@ -1,9 +1,9 @@
-"""Judge plain answers against check data: validity, then correctness, then diagnosis.
+"""Student side: judge plain answers against check data: validity, correctness, diagnosis.
 
-Student side and trusted side alike: the judge sees only plain data (``plain.py``) and a
+The trusted grader runs it too: the judge sees only plain data (``plain.py``) and a
 ``Check`` (``checkdata.py``) holding the references as canonical values. It never runs an
 exercise unit and never calls anything on a student object. In the trusted grader the check
-holds every variant; in the student runtime, only the shown values.
+holds every variant; in the student runtime, the shown and the practice values.
 """
 
 from __future__ import annotations
@@ -12,14 +12,15 @@ import contextlib
 import io
 import re
 import warnings
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from autograder import checkdata
 from autograder.checkdata import Check
-from autograder.feedback import Feedback
-from autograder.kinds import Canonical, Invalid, Kind, Table, numbers_close
+from autograder.feedback import Feedback, VariantScore
+from autograder.kinds import Canonical, Choice, Invalid, Kind, Number, Table, Tensor, numbers_close
 from autograder.plain import Plain
 
 NOT_ANSWERED = ("Not answered yet: replace the ... in the answer cell above with your answer, "
@@ -195,8 +196,6 @@ def _shape_slip(kind: Kind, answer: torch.Tensor, ref: torch.Tensor) -> str | No
 def _other_shape(kind: Kind, answer: Plain) -> torch.Tensor | None:
     """A numeric answer that the kind refused for its shape, read as it is: only to recognise a
     slip that changes the shape (a sum, a transpose); it is never right."""
-    from autograder.kinds import Number, Tensor
-
     if not isinstance(kind, Number | Tensor) or answer.get("t") != "array" or answer.get("boxed"):
         return None
     try:
@@ -223,17 +222,11 @@ def quietly(fn: Any, *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
 
 
-def diagnose(check: Check, answer: Canonical, variant: int = 0) -> int | None:
-    """Index of the first known wrong answer this answer matches, if any."""
-    found = matches(check, answer, variant)
-    return found[0] if found else None
-
-
 def matches(check: Check, answer: Canonical, variant: int = 0) -> list[int]:
     """Indices of every known wrong answer this answer matches at this variant (two mistakes
     can give the same number at some values: 4x and 4x² at x = 1); for a table or an array
     with no exact match, the mistake it follows in part (``_in_part``)."""
-    exact = [i for i, value in check.variants[variant].wrong if _same(check.kind, answer, value)]
+    exact = [i for i, value in check.variants[variant].wrong if same(check.kind, answer, value)]
     if exact:
         return exact
     if isinstance(answer, dict) or (isinstance(answer, torch.Tensor) and answer.numel() > 1):
@@ -242,7 +235,7 @@ def matches(check: Check, answer: Canonical, variant: int = 0) -> list[int]:
     return []
 
 
-def believed(check: Check, results: list[dict]) -> tuple[int | None, bool]:
+def believed(check: Check, results: list[Judgement]) -> tuple[int | None, bool]:
     """The known wrong answer the answers show, and whether it is still ambiguous.
 
     The candidates are the wrong answers matched at the first variant where any matched. A
@@ -250,18 +243,18 @@ def believed(check: Check, results: list[dict]) -> tuple[int | None, bool]:
     candidates (where their values differ); a variant at which they coincide says nothing.
     Returns (None, False) when no candidate survives: the answer equals a known mistake only
     where mistakes coincide, so none of them is named."""
-    first = next((r for r in results if r.get("matches")), None)
+    first = next((r for r in results if r.matches), None)
     if first is None:
         return None, False
-    candidates = list(first["matches"])
+    candidates = list(first.matches)
     for i, r in enumerate(results):
-        if len(candidates) < 2 or "canonical" not in r:
+        if len(candidates) < 2 or not r.read:
             continue  # one candidate left, or the answer was not read here
         values = dict(check.variants[i].wrong)
-        told_apart = any(not _same(check.kind, values[a], values[b])
+        told_apart = any(not same(check.kind, values[a], values[b])
                          for a in candidates for b in candidates if a < b and a in values and b in values)
         if told_apart:
-            candidates = [c for c in candidates if c in r.get("matches", ())]
+            candidates = [c for c in candidates if c in r.matches]
     if not candidates:
         return None, False
     return candidates[0], len(candidates) > 1
@@ -306,7 +299,7 @@ def _in_part(check: Check, answer: Canonical, variant: int) -> int | None:
     return min(closest) if len(causes) == 1 else None
 
 
-def _same(kind: Kind, a: Canonical, b: Canonical) -> bool:
+def same(kind: Kind, a: Canonical, b: Canonical) -> bool:
     if a is None or b is None:
         return a is b
     if isinstance(a, dict) != isinstance(b, dict):
@@ -320,8 +313,6 @@ def _same(kind: Kind, a: Canonical, b: Canonical) -> bool:
 def answer_names(kind: Kind, ref: Canonical) -> set[str]:
     """The exception and grad_fn names the right answer consists of (for a table, its cells):
     words a wrong answer's explanation must not show, or it would give the answer away."""
-    from autograder.kinds import Choice
-
     if isinstance(kind, Choice):
         values = [ref]
     elif isinstance(kind, Table) and isinstance(ref, dict):
@@ -332,7 +323,7 @@ def answer_names(kind: Kind, ref: Canonical) -> set[str]:
             (v.endswith(("Error", "Exception")) or "Backward" in v or v == "AccumulateGrad")}
 
 
-def _redact(text: str, names: set[str]) -> str:
+def redact(text: str, names: set[str]) -> str:
     for name in sorted(names, key=len, reverse=True):
         text = re.sub(rf"(?<![\w.]){re.escape(name)}(?!\w)", "(the name you are asked for)", text)
     return text
@@ -348,18 +339,35 @@ def error_message(answer: Plain) -> str:
     return f"Your code raised {answer.get('v', 'an error')}" + (f": {text}" if text else ".")
 
 
-def judge_variant(check: Check, variant: int, answer: Plain) -> dict:
-    """One variant: {"status", "score", "wrong" (index or None), "message", "canonical"}."""
+@dataclass
+class Judgement:
+    """One variant of one answer, judged. Only ``status`` and ``score`` reach the student's
+    ``Feedback``; the rest is what the summary and the diagnosis read."""
+
+    status: str  # "correct", "wrong", "invalid" or "not_answered"
+    score: float  # 1.0 or 0.0
+    message: str = ""  # why it is invalid or not answered
+    read: bool = False  # the kind read the answer: ``canonical`` holds it (None is a value too)
+    canonical: Canonical = None  # the answer as the kind reads it
+    wrong: int | None = None  # the known wrong answer it is (index into ``check.wrong``)
+    matches: list[int] = field(default_factory=list)  # every known wrong answer it equals here
+    slip: str | None = None  # a key of GENERIC, where no known wrong answer matched
+    unmet: int | None = None  # index into ``check.requires`` of a requirement not met
+    right_value: bool = False  # with ``unmet``: the value itself is right
+    cells: list[str] = field(default_factory=list)  # a table's wrong entries, by name
+
+
+def judge_variant(check: Check, variant: int, answer: Plain) -> Judgement:
+    """One variant: its status, score, and what the answer is (a known mistake, a slip)."""
     t = answer.get("t")
     if t == "ellipsis":
-        return {"status": "not_answered", "score": 0.0, "message": NOT_ANSWERED}
+        return Judgement("not_answered", 0.0, message=NOT_ANSWERED)
     if t == "missing":
-        return {"status": "invalid", "score": 0.0, "message": missing_message(check, answer)}
+        return Judgement("invalid", 0.0, message=missing_message(check, answer))
     if t == "limit":
-        return {"status": "invalid", "score": 0.0, "message": LIMITS.get(str(answer.get("why")),
-                                                                         LIMITS["cpu"])}
+        return Judgement("invalid", 0.0, message=LIMITS.get(str(answer.get("why")), LIMITS["cpu"]))
     if t == "error":
-        return {"status": "invalid", "score": 0.0, "message": error_message(answer)}
+        return Judgement("invalid", 0.0, message=error_message(answer))
     ref = check.variants[variant].reference
     try:
         canon = check.kind.canonical(answer)
@@ -367,24 +375,23 @@ def judge_variant(check: Check, variant: int, answer: Plain) -> dict:
         other = _other_shape(check.kind, answer)
         slip = generic_slip(check.kind, other, ref) if other is not None else None
         if slip is None:
-            return {"status": "invalid", "score": 0.0, "message": str(e)}
-        return {"status": "wrong", "score": 0.0, "canonical": other, "wrong": None, "slip": slip}
+            return Judgement("invalid", 0.0, message=str(e))
+        return Judgement("wrong", 0.0, read=True, canonical=other, slip=slip)
     unmet = _unmet(check, answer)
-    right = _same(check.kind, canon, ref)
+    right = same(check.kind, canon, ref)
     if right and unmet is None:
-        return {"status": "correct", "score": 1.0, "canonical": canon}
+        return Judgement("correct", 1.0, read=True, canonical=canon)
     if right:  # the right value, but the prompt asked for more than the value: say what
-        return {"status": "wrong", "score": 0.0, "canonical": canon, "unmet": unmet, "right_value": True}
+        return Judgement("wrong", 0.0, read=True, canonical=canon, unmet=unmet, right_value=True)
     # a table is right only when every entry is; the message names the wrong entries
     found = matches(check, canon, variant)
-    result = {"status": "wrong", "score": 0.0, "canonical": canon, "matches": found,
-              "wrong": found[0] if found else None}
-    if unmet is not None:  # a known mistake in the value comes first; else the unmet requirement
-        result.update(unmet=unmet, right_value=False)
-    if result["wrong"] is None:
-        result["slip"] = generic_slip(check.kind, canon, ref)
+    # a known mistake in the value comes first; else the unmet requirement
+    result = Judgement("wrong", 0.0, read=True, canonical=canon, matches=found,
+                       wrong=found[0] if found else None, unmet=unmet)
+    if result.wrong is None:
+        result.slip = generic_slip(check.kind, canon, ref)
     if isinstance(check.kind, Table) and ref is not None:
-        result["cells"] = check.kind.wrong_cells(canon, ref)
+        result.cells = check.kind.wrong_cells(canon, ref)
     return result
 
 
@@ -402,27 +409,27 @@ def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
     results = [judge_variant(check, i, a) for i, a in enumerate(answers)]
     public = results[0]
     fb = Feedback(exercise=check.id, title=check.title, verdict="wrong", score=0.0, message="",
-                  variants=[{"status": r["status"], "score": r["score"]} for r in results])
-    if public["status"] in ("not_answered", "invalid"):
-        fb.verdict, fb.message = public["status"], public["message"]
+                  variants=[VariantScore(r.status, r.score) for r in results])
+    if public.status in ("not_answered", "invalid"):
+        fb.verdict, fb.message = public.status, public.message
         return fb
-    fb.score = sum(r["score"] for r in results) / len(results)
+    fb.score = sum(r.score for r in results) / len(results)
     fb.verdict = "correct" if fb.score == 1.0 else "partial" if fb.score > 0 else "wrong"
     hit, ambiguous = believed(check, results)
     # a listed wrong answer never equals the right one at the shown values (tests/test_exercises):
     # an answer right there does not follow it, whatever it matches elsewhere
-    if public["status"] == "correct":
+    if public.status == "correct":
         hit, ambiguous = None, False
     slip = _consistent(results)
-    failing = [r for r in results[1:] if r["status"] != "correct"]
-    if slip is None and hit is None and public["status"] == "correct" and failing and \
-            all(r["status"] == "wrong" for r in failing):  # read and wrong there, not a crash
+    failing = [r for r in results[1:] if r.status != "correct"]
+    if slip is None and hit is None and public.status == "correct" and failing and \
+            all(r.status == "wrong" for r in failing):  # read and wrong there, not a crash
         slip = "typed_in" if _constant(check, results) else "shown_values_only"
     fb.message = _summary(check, results, hit, slip)
     if ambiguous:
         fb.message += (" At these values two known mistakes give this same number; the values "
                        "that tell them apart were not tried (run the check in the notebook).")
-    unmet = next((r["unmet"] for r in results if r.get("unmet") is not None), None)
+    unmet = next((r.unmet for r in results if r.unmet is not None), None)
     if unmet is not None and hit is None:
         req = check.requires[unmet]
         fb.misconception, fb.misconception_name = "prompt_requirement", f"The prompt asks for {req.name}"
@@ -430,8 +437,8 @@ def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
     elif hit is not None:
         w = check.wrong[hit]
         names = answer_names(check.kind, check.variants[0].reference)
-        fb.misconception, fb.explanation, fb.hint = w.misconception, _redact(w.explanation, names), \
-            _redact(w.hint, names)
+        fb.misconception, fb.explanation, fb.hint = w.misconception, redact(w.explanation, names), \
+            redact(w.hint, names)
         fb.misconception_name = w.name
     elif slip is not None:
         fb.misconception = slip
@@ -439,15 +446,15 @@ def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
     return fb
 
 
-def _consistent(results: list[dict]) -> str | None:
+def _consistent(results: list[Judgement]) -> str | None:
     """The slip at the shown values, if every other variant where the answer is wrong shows the
     same kind of slip (a factor of 2 here and 3 there is still 'a whole multiple'); a slip at the
     shown values alone can be chance."""
-    failing = [r for r in results if r["status"] != "correct"]
+    failing = [r for r in results if r.status != "correct"]
     if not failing:
         return None
     # the shown values first; an answer right there is judged by where it fails
-    slip, others = failing[0].get("slip"), [r.get("slip") for r in failing[1:]]
+    slip, others = failing[0].slip, [r.slip for r in failing[1:]]
     if slip is None:
         return None
     if all(o == slip for o in others):
@@ -458,42 +465,42 @@ def _consistent(results: list[dict]) -> str | None:
     return None
 
 
-def _summary(check: Check, results: list[dict], hit: int | None, slip: str | None = None) -> str:
+def _summary(check: Check, results: list[Judgement], hit: int | None, slip: str | None = None) -> str:
     public, hidden = results[0], results[1:]
-    unmet = next((r for r in results if r.get("unmet") is not None), None)
-    if unmet is not None and not any(r.get("wrong") is not None for r in results):
-        name = check.requires[unmet["unmet"]].name
-        value = "The value is right, but" if unmet["right_value"] else "Not right yet, and"
+    unmet = next((r for r in results if r.unmet is not None), None)
+    if unmet is not None and not any(r.wrong is not None for r in results):
+        name = check.requires[unmet.unmet].name
+        value = "The value is right, but" if unmet.right_value else "Not right yet, and"
         return f"{value} the exercise asks for more: {name}."
-    if public["status"] == "correct" and all(r["status"] == "correct" for r in hidden):
+    if public.status == "correct" and all(r.status == "correct" for r in hidden):
         extra = f" It also holds at {len(hidden)} other set(s) of values." if hidden else ""
         return "Right." + extra
-    if public["status"] == "correct":
-        bad = sum(r["status"] != "correct" for r in hidden)
+    if public.status == "correct":
+        bad = sum(r.status != "correct" for r in hidden)
         msg = f"Right at the shown values, but not at {bad} of {len(hidden)} other set(s) of values."
         if _constant(check, results):
             msg += (" Your answer does not change when the parameters change: it looks typed in. "
                     "Compute it from the parameters in the setup cell instead.")
         return msg
-    if public.get("cells"):
-        shown = ", ".join(public["cells"][:6])
+    if public.cells:
+        shown = ", ".join(public.cells[:6])
         return f"Some entries are not right yet: {shown}."
-    if public["status"] == "wrong" and slip is not None:
+    if public.status == "wrong" and slip is not None:
         return "Not right yet, and the way it differs says why (below)."
-    if public["status"] == "wrong" and public.get("wrong") is None:
+    if public.status == "wrong" and public.wrong is None:
         return _shape_note(check, public) or _what_differs(check, public)
-    if public["status"] == "wrong" and hit is None:
+    if public.status == "wrong" and hit is None:
         return ("At the shown values this is what more than one known mistake gives, but at the "
                 "other values your answer is none of them. Work it out step by step.")
-    if public["status"] == "wrong":
+    if public.status == "wrong":
         return "This is a known mistake."
-    return public.get("message", "")
+    return public.message
 
 
-def _what_differs(check: Check, public: dict) -> str:
+def _what_differs(check: Check, public: Judgement) -> str:
     """Which entries are wrong and in which direction, never by how much (that would give the
     answer away)."""
-    got, ref = public.get("canonical"), check.variants[0].reference
+    got, ref = public.canonical, check.variants[0].reference
     if isinstance(got, torch.Tensor) and isinstance(ref, torch.Tensor) and got.shape == ref.shape \
             and got.numel() > 1 and bool(ref.isfinite().all() and got.isfinite().all()):
         flat_got, flat_ref = got.reshape(-1), ref.reshape(-1)
@@ -512,17 +519,17 @@ def _what_differs(check: Check, public: dict) -> str:
     return "This is not the value PyTorch gives, and it matches none of the usual mistakes."
 
 
-def _shape_note(check: Check, public: dict) -> str | None:
+def _shape_note(check: Check, public: Judgement) -> str | None:
     """Kinds may read answers of a slip's shape so they can be diagnosed; say so if undiagnosed."""
-    got, ref = public.get("canonical"), check.variants[0].reference
+    got, ref = public.canonical, check.variants[0].reference
     if isinstance(got, torch.Tensor) and isinstance(ref, torch.Tensor) and got.shape != ref.shape:
         return (f"Your answer has shape {tuple(got.shape)}, but the expected answer has shape "
                 f"{tuple(ref.shape)}: count how many numbers it should hold, and why.")
     return None
 
 
-def _constant(check: Check, results: list[dict]) -> bool:
-    canon = [r.get("canonical") for r in results]
+def _constant(check: Check, results: list[Judgement]) -> bool:
+    canon = [r.canonical for r in results]
     if any(c is None for c in canon):
         return False
-    return all(_same(check.kind, canon[0], c) for c in canon[1:])
+    return all(same(check.kind, canon[0], c) for c in canon[1:])

@@ -1,4 +1,4 @@
-"""Answer kinds: how a plain answer is validated and compared with a reference.
+"""Student side: answer kinds, how a plain answer is validated and compared with a reference.
 
 Every kind turns plain data (see ``plain.py``) into a canonical value, or raises ``Invalid`` with
 a message that says what was expected. Validity comes before correctness: a wrong shape is an
@@ -350,7 +350,8 @@ def kind_from_json(data: dict[str, Any]) -> Kind:
 
 
 def canonical_to_json(c: Canonical) -> Plain:
-    """A canonical value as plain data; ``decode`` reads it back through the same kind."""
+    """A canonical value as plain data; ``canonical_from_json`` reads it back through the
+    same kind."""
     return to_plain(c)
 
 

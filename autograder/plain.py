@@ -1,4 +1,4 @@
-"""Turn any answer object into plain, JSON-safe data.
+"""Student side: turn any answer object into plain, JSON-safe data.
 
 This is the boundary between student objects and judging. Only exact, known types are read;
 everything else becomes ``{"t": "unsupported"}``. Tensors (subclasses included) are read with

@@ -1,9 +1,9 @@
-"""In the notebook: ``check`` gives instant feedback, ``grade`` scores a cell for nbgrader.
+"""Student side: ``check`` gives instant feedback, ``grade`` scores a cell for nbgrader.
 
 Both pass the answer explicitly and never raise: whatever the student hands over, the result
 is a ``Feedback`` (or a float for nbgrader) with a reason. They run in the student's kernel, so
 a determined student can fool them; that only fools the student. Real grading goes through
-``gradtutor grade``, which judges plain data in a separate, trusted process. Student side: the
+``gradtutor grade``, which judges plain data in a separate, trusted process. The
 check data comes from ``checkdata`` (the runtime's, or the full package's): ``check`` uses the
 shown and practice values, ``grade`` every variant the installation has.
 """
@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import html
 from typing import Any
 
 from autograder import byhand, checkdata
 from autograder.answers import FROM_NAMESPACE, answer_cell_from_history, read_all
-from autograder.feedback import Feedback
+from autograder.feedback import VERDICTS, Feedback
 from autograder.judge import judge
 
 
@@ -80,8 +81,8 @@ def _kernel(namespace: dict[str, Any] | None, history: list[str] | None) -> tupl
 def _where(fb: Feedback, found: checkdata.Check) -> Feedback:
     """Name the practice values where the answer fails (they are public: only the grading
     variants are kept back)."""
-    failed = [found.spec.setups[i] for i, v in enumerate(fb.variants) if i and v["status"] != "correct"]
-    if fb.variants and fb.variants[0]["status"] == "correct" and failed:
+    failed = [found.spec.setups[i] for i, v in enumerate(fb.variants) if i and v.status != "correct"]
+    if fb.variants and fb.variants[0].status == "correct" and failed:
         shown = "; ".join(f"`{setup.strip().splitlines()[0]}`" for setup in failed if setup.strip())
         if shown:
             fb.message += f" The self-check re-ran your answer cell with {shown}."
@@ -145,10 +146,6 @@ class Review(list):
         return str(self)
 
     def _repr_html_(self) -> str:
-        import html
-
-        from autograder.feedback import VERDICTS
-
         done = sum(fb.correct for fb in self)
         rows = []
         for fb in self:

@@ -1,4 +1,4 @@
-"""The ``gradtutor`` command: a thin layer over keyword-only functions in the package.
+"""Trusted side: the ``gradtutor`` command, a thin layer over keyword-only functions.
 
 Each subcommand imports its module only when it runs, so ``gradtutor --help`` is instant.
 """
@@ -49,12 +49,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="skip executing the solution notebooks")
     p.add_argument("--keep-student-work", action="store_true",
                    help="never overwrite a student notebook that differs from the build (your work)")
+    # imported when the command runs, so that `gradtutor --help` stays instant
     p.set_defaults(run=_lazy("gradtutor.authoring.build:build_cli"))
 
     p = sub.add_parser("key", help="print every exercise with its reference answer and its "
                                    "diagnosed wrong answers")
     p.add_argument("--json", dest="as_json", action="store_true", help="a JSON list, for tools")
     p.add_argument("--chapter", type=int, help="only this chapter")
+    # imported when the command runs, so that `gradtutor --help` stays instant
     p.set_defaults(run=_lazy("gradtutor.key.listing:print_key"))
 
     p = sub.add_parser("grade", help="grade every submission under COURSE_DIR/submitted/ in "
@@ -74,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     spread.add_argument("--gather", action="store_true",
                         help="grade nothing: write every results file into the gradebook (the "
                              "last step after sharded runs)")
+    # imported when the command runs, so that `gradtutor --help` stays instant
     p.set_defaults(run=_lazy("gradtutor.grading.batch:grade_cli"))
 
     p = sub.add_parser("regrade", help="judge the stored answers again against the exercise units "
@@ -85,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
                                             "COURSE_DIR/gradtutor/regrades/<time>.csv)")
     p.add_argument("--force", action="store_true",
                    help="store every submission again, changed or not")
+    # imported when the command runs, so that `gradtutor --help` stays instant
     p.set_defaults(run=_lazy("gradtutor.grading.regrade:regrade_cli"))
 
     p = sub.add_parser("export", help="scores for a learning management system: a Canvas "
@@ -98,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="one row per student and assignment (score, late penalty, total, ...)")
     p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
     p.add_argument("--section", default="", help="the Section column of the Canvas file")
+    # imported when the command runs, so that `gradtutor --help` stays instant
     p.set_defaults(run=_lazy("gradtutor.reports.export:export_cli"))
 
     p = sub.add_parser("demo-class", help="write a synthetic class of submissions (correct, each "
@@ -106,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--students", type=int, default=30, help="how many students (default 30)")
     p.add_argument("--seed", type=int, default=0, help="random seed: same seed, same class")
     p.add_argument("--assignment", action="append", help="only these chapters (default: all)")
+    # imported when the command runs, so that `gradtutor --help` stays instant
     p.set_defaults(run=_lazy("gradtutor.authoring.demo:demo_class_cli"))
 
     p = sub.add_parser("report", help="class report (HTML with charts, plus CSV): scores, success "
@@ -114,16 +120,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="output folder (default COURSE_DIR/reports)")
     p.add_argument("--assignment", action="append",
                    help="only this assignment (repeatable; default: all)")
+    # imported when the command runs, so that `gradtutor --help` stays instant
     p.set_defaults(run=_lazy("gradtutor.reports.report:report_cli"))
 
     p = sub.add_parser("feedback", help="write per-student feedback HTML (verdict, misconception, "
                                         "hint; never the hidden values or answers)")
     p.add_argument("course_dir", type=Path, help="a graded course folder")
+    # imported when the command runs, so that `gradtutor --help` stays instant
     p.set_defaults(run=_lazy("gradtutor.reports.feedback_pages:feedback_cli"))
 
     p = sub.add_parser("runtime", help="write the student runtime wheel: self-checks at the shown "
-                                       "values, drawings and widgets, without the answer key")
+                                       "and the practice values, drawings and widgets, without "
+                                       "the grading variants")
     p.add_argument("out_dir", type=Path, help="folder for the wheel")
+    # imported when the command runs, so that `gradtutor --help` stays instant
     p.set_defaults(run=_lazy("gradtutor.authoring.runtime:runtime_cli"))
 
     p = sub.add_parser("export-html", help="write an offline HTML page of an executed notebook "
@@ -131,6 +141,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("notebook", type=Path)
     p.add_argument("-o", "--out", type=Path, help="output file (default: NOTEBOOK with .html)")
     p.add_argument("--execute", action="store_true", help="execute the notebook first")
+    # imported when the command runs, so that `gradtutor --help` stays instant
     p.set_defaults(run=_lazy("gradtutor.authoring.export_html:export_cli"))
     return parser
 

@@ -1,5 +1,6 @@
-"""nbgrader's cell metadata, read in one place (nbgrader's own ``utils.is_grade``,
-``is_solution``, ``is_locked``), for the trusted side and the tests.
+"""Trusted side: nbgrader's cell metadata, read in one place, for the trusted side and the tests.
+
+The accessors follow nbgrader's own ``utils.is_grade``, ``is_solution`` and ``is_locked``.
 
 Cells may come from a student's file: every accessor takes a dict or a ``NotebookNode`` of any
 shape and never raises. The only writer of this metadata is ``gradtutor/authoring/cells.py``.

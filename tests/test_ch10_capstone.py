@@ -182,7 +182,7 @@ def test_an_mlp_backward_right_only_at_the_shown_shapes_fails_elsewhere():
     """Hard-coding N (the shown batch size) instead of X.shape[0]."""
     n = registry.get("mlp_backward").params["n"]
     fb = run_answer("mlp_backward", MLP_RIGHT.replace("N = X.shape[0]", f"N = {n}"))
-    assert fb.variants[0]["score"] == 1.0 and fb.score < 1.0, str(fb)
+    assert fb.variants[0].score == 1.0 and fb.score < 1.0, str(fb)
 
 
 @pytest.mark.parametrize("edit, misconception", [

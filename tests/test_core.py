@@ -228,7 +228,7 @@ def test_no_wrong_answer_explanation_names_the_right_choice():
     redaction of error and grad_fn names), in Choice answers and in a table's choice columns."""
     import re
 
-    from autograder.judge import _redact, answer_names
+    from autograder.judge import answer_names, redact
     from autograder.kinds import Choice, Table
     from gradtutor.key import answer_key, registry
 
@@ -244,7 +244,7 @@ def test_no_wrong_answer_explanation_names_the_right_choice():
             for w in ex.wrong:
                 for value in {x for x in values if isinstance(x, str)}:
                     for text in (w.explanation, w.hint):
-                        if re.search(rf"(?<![\w.]){re.escape(value)}(?!\w)", _redact(text, names)):
+                        if re.search(rf"(?<![\w.]){re.escape(value)}(?!\w)", redact(text, names)):
                             shown.append((ex.id, value))
     assert not shown, shown
 

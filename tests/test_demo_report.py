@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.judge import _same, judge
+from autograder.judge import judge, same
 from autograder.plain import to_plain
 from gradtutor.authoring import demo
 from gradtutor.key import misconceptions, registry
@@ -66,8 +66,8 @@ def test_hardcoded_answer_is_right_at_the_shown_values_only(ex):
     code = demo.planted(ex, demo.HARDCODED).code
     answers = [_answer(ex, code, p) for p in ex.variants()]
     fb = judge(ex.id, answers)
-    assert fb.variants[0]["status"] == "correct"
-    refs_differ = any(not _same(ex.kind, reference(ex.id, 0), reference(ex.id, i))
+    assert fb.variants[0].status == "correct"
+    refs_differ = any(not same(ex.kind, reference(ex.id, 0), reference(ex.id, i))
                       for i in range(1, len(answers)))
     # a typed-in number fails wherever the reference moves with the parameters
     assert fb.verdict == ("partial" if refs_differ else "correct")

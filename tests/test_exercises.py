@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from autograder.answers import read_answer
-from autograder.judge import _redact, answer_names, judge, quietly
+from autograder.judge import answer_names, judge, quietly, redact
 from autograder.kinds import Choice, Table
 from autograder.plain import to_plain
 from gradtutor.key import registry
@@ -95,7 +95,7 @@ def test_each_wrong_answer_scores_zero_and_is_diagnosed_as_itself(ex):
         fb = judge(ex.id, answers)
         assert fb.score == 0.0, f"wrong answer {i} ({w.misconception}) scored {fb.score}"
         # the unit's own explanation, with the right answer's error or grad_fn names withheld
-        shown = _redact(w.explanation, answer_names(ex.kind, reference(ex.id, 0)))
+        shown = redact(w.explanation, answer_names(ex.kind, reference(ex.id, 0)))
         assert fb.misconception == w.misconception and fb.explanation == shown, (
             f"wrong answer {i} diagnosed as {fb.misconception}")
         assert fb.hint and fb.explanation

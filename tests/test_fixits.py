@@ -181,10 +181,10 @@ def meta_grad(X, Y, step, a, loss_fn):
     final = (a + step * a**3) * x - step * a**2 * y
     return 2 * (final - y) * (a + step * a**3)""")
     assert 0.0 < fb.score < 1.0, str(fb)
-    assert fb.variants[0]["score"] == 1.0
+    assert fb.variants[0].score == 1.0
     hidden = registry.get("inner_step_fix").hidden
     for status, params in zip(fb.variants[1:], hidden, strict=True):
-        assert (status["score"] == 1.0) == (params["loss"] == "mse"), (params, status)
+        assert (status.score == 1.0) == (params["loss"] == "mse"), (params, status)
 
 
 @pytest.mark.parametrize("eid", ["inner_step_fix", "zero_grad_fix", "where_nan_fix",

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent / "novice"))
 import replay
 
 from autograder import checkdata
-from autograder.judge import GENERIC, _consistent
+from autograder.judge import GENERIC, Judgement, _consistent
 from gradtutor.key import answer_key, registry
 from gradtutor.key.exercise import ORDER_OFF, VALUE_INSTEAD, order_off, value_instead
 from gradtutor.key.misconceptions import CATALOGUE
@@ -66,11 +66,11 @@ def test_an_answer_right_at_the_shown_values_is_not_given_a_listed_mistake() -> 
 
 
 def test_a_slip_at_the_shown_values_alone_is_not_named() -> None:
-    twice, other = {"status": "wrong", "slip": "factor_two"}, {"status": "wrong", "slip": None}
+    twice, other = Judgement("wrong", 0.0, slip="factor_two"), Judgement("wrong", 0.0, slip=None)
     assert _consistent([twice, other]) is None
-    assert _consistent([twice, {"status": "wrong", "slip": "factor_k"}]) == "factor_k"
-    assert _consistent([twice, {"status": "correct"}]) == "factor_two"
-    assert _consistent([{"status": "correct"}, {"status": "wrong", "slip": "rounded"}]) == "rounded"
+    assert _consistent([twice, Judgement("wrong", 0.0, slip="factor_k")]) == "factor_k"
+    assert _consistent([twice, Judgement("correct", 1.0)]) == "factor_two"
+    assert _consistent([Judgement("correct", 1.0), Judgement("wrong", 0.0, slip="rounded")]) == "rounded"
 
 
 def test_an_answer_cell_that_fails_at_other_values_is_not_called_typed_in() -> None:

@@ -66,7 +66,7 @@ def test_practice_values_separate_the_reference(ex) -> None:
 def test_the_solution_is_right_at_the_practice_values(ex) -> None:
     fb = _in_kernel(ex, kit.solution(ex))
     assert fb.verdict == "correct", fb
-    assert [v["status"] for v in fb.variants] == ["correct"] * 3
+    assert [v.status for v in fb.variants] == ["correct"] * 3
 
 
 NUMERIC = [ex for ex in EXERCISES if isinstance(ex.kind, Number | Tensor) and not ex.is_function]
@@ -79,7 +79,7 @@ def test_a_typed_in_number_is_caught(ex) -> None:
     if not _varies(ex):
         pytest.skip("the answer does not depend on the parameters")
     fb = _in_kernel(ex, kit.hardcoded(ex))
-    assert fb.variants[0]["status"] == "correct"
+    assert fb.variants[0].status == "correct"
     assert fb.verdict == "partial", fb
     assert "re-ran your answer cell with `" in fb.message
     assert "typed in" in fb.message

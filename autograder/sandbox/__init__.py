@@ -1,4 +1,4 @@
-"""The grading sandbox: student side. Nothing here may hold, import or receive the answer key.
+"""Student side: the grading sandbox. Nothing here may hold, import or receive the answer key.
 
     limits.py  the limits of one submission and the per-cell timers (the benchmark's floor uses them)
     zygote.py  the warm process children are forked from: torch, IPython, the student runtime only

@@ -1,4 +1,4 @@
-"""One submission in one forked child of the zygote: the only place student code runs.
+"""Student side: one submission in one forked child of the zygote, where student code runs.
 
 Order matters: start a session and close every inherited descriptor but the two pipes; enter a
 private mount namespace (size-limited, empty /tmp, /var/tmp and /dev/shm of its own; the course,

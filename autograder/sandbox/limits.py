@@ -1,5 +1,6 @@
-"""The limits of one submission, and the per-cell timers: one place for the grader and the
-benchmark's floor, so both stop a cell alike."""
+"""Student side: the limits of one submission, and the per-cell timers.
+
+One place for the grader and the benchmark's floor, so both stop a cell alike."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The zygote: the warm process every grading child is forked from. Student side.
+"""Student side: the zygote, the warm process every grading child is forked from.
 
 The trusted parent starts it as a fresh interpreter (``python -I -S``) whose path holds the
 student runtime and the site-packages, never the full package: it imports torch, IPython and the
@@ -58,8 +58,10 @@ MAX_CONTROL_BYTES = 1 << 20
 def main(control_fd: int) -> None:
     ctl = socket.socket(fileno=control_fd)
     config_msg = json.loads(ctl.recv(MAX_CONTROL_BYTES))
+    # ordered on purpose: child brings torch (through answers), which loads here, after the thread
+    # variables at the top; importing this module stays light (the benchmark, the tests)
     from autograder.sandbox.child import SandboxConfig
-    from autograder.sandbox.limits import Limits
+    from autograder.sandbox.limits import Limits  # with child, as above
 
     config = SandboxConfig(limits=Limits.from_json(config_msg["limits"]),
                            hide=tuple(str(p) for p in config_msg["hide"]),
@@ -74,7 +76,7 @@ def main(control_fd: int) -> None:
 
 
 def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any) -> None:
-    from autograder.sandbox import child
+    from autograder.sandbox import child  # loaded by main already; local to keep this module light
 
     children: set[int] = set()
     while True:
@@ -130,6 +132,7 @@ def warm_up(imports: list[str]) -> Any:
         torch.set_num_interop_threads(1)
     for name in PRELOAD:
         importlib.import_module(name)
+    # after PRELOAD, which loads the runtime in its order, torch single-threaded first
     from autograder.visual import headless
 
     headless.ENABLED = True  # nobody sees a grading run's figures and widgets: skip drawing them
@@ -140,7 +143,7 @@ def warm_up(imports: list[str]) -> Any:
     config = Config()
     config.HistoryManager.enabled = False  # no SQLite history file per child
     shell = InteractiveShell.instance(config=config)
-    # nobody reads a worker's output: formatting a 3000-frame RecursionError takes IPython
+    # nobody reads a grading child's output: formatting a 3000-frame RecursionError takes IPython
     # tens of seconds, so errors are recorded (run_cell's result) but never drawn
     shell.showtraceback = _no_display
     shell.showsyntaxerror = _no_display

@@ -1,4 +1,5 @@
-"""Seeing autograd: graph drawings (``graph``), widgets (``widgets``), offline HTML (``export``).
+"""Student side: seeing autograd, graph drawings (``graph``) and widgets (``widgets``).
 
-Import the submodules directly; ``from autograder import draw_graph`` loads them lazily.
+Import the submodules directly; ``from autograder import draw_graph`` loads them lazily. The
+offline HTML export is an author's tool, ``gradtutor.authoring.export_html``.
 """

@@ -1,11 +1,12 @@
-"""Draw a tensor's autograd graph with matplotlib, and say the same graph in plain words.
+"""Student side: draw a tensor's autograd graph, and say the same graph in plain words.
 
-``draw_graph(z)`` walks ``z.grad_fn`` back to the leaves and draws it left to right, the way
-data flows forward: blue boxes hold data (leaves, with their value and ``.grad``), orange
-boxes are operations (the ``grad_fn`` nodes, by class name), grey dashed boxes are values
-autograd treats as constants (a ``.detach()`` copy, a ``torch.no_grad()`` result, a plain
-number), and their arrows are drawn cut. Where one value feeds several operations (fan-out)
-its arrows are purple: in the backward pass each carries its own share, and the shares add up.
+``draw_graph(z)`` walks ``z.grad_fn`` back to the leaves and draws it with matplotlib, left to
+right, the way data flows forward: blue boxes hold data (leaves, with their value and
+``.grad``), orange boxes are operations (the ``grad_fn`` nodes, by class name), grey dashed
+boxes are values autograd treats as constants (a ``.detach()`` copy, a ``torch.no_grad()``
+result, a plain number), and their arrows are drawn cut. Where one value feeds several
+operations (fan-out) its arrows are purple: in the backward pass each carries its own share, and
+the shares add up.
 
 The same walk feeds ``describe_graph``, which writes the graph as prose; it is the figure's
 alt text and prints on its own.

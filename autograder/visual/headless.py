@@ -1,8 +1,8 @@
-"""Headless mode, for the grading worker.
+"""Student side: headless mode, for the grading sandbox.
 
 A grading child runs a lesson's demo cells only for what they leave in the namespace: nobody
 sees its figures or widgets, and drawing them costs 0.1 to 1 s a cell, most of a chapter's
-run time. The worker turns this on; drawing functions then return None at once.
+run time. The zygote turns this on; drawing functions then return None at once.
 """
 
 from __future__ import annotations

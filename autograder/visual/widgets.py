@@ -1,4 +1,4 @@
-"""Widgets for the lessons: move a slider or click a step, watch torch compute the gradient.
+"""Student side: lesson widgets; move a slider or click a step, watch torch compute a gradient.
 
 Every function returns an ipywidgets ``VBox`` to display. Every number a widget shows is computed
 with torch when the control moves (in float64, so the digits are the maths, not rounding), and

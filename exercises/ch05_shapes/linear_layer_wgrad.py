@@ -1,24 +1,13 @@
 """Reference set 002, 4.1: a linear layer with ReLU. x = [1, 2], W = [[0.5, -0.3], [0.2, 0.4]],
 b = [0.1, -0.2], L = sum(relu(xW + b)) gives W.grad = [[1, 1], [2, 2]] (an outer product)."""
 
-import random
-
 import torch
 
 from autograder.kinds import Tensor
 from gradtutor.key.exercise import Exercise, Wrong, value_instead
 from gradtutor.key.numeric import gradient
 
-
-def _mask(x: list, W: list, b: list) -> list[float]:
-    """ReLU'(z_j) for z = xW + b: 1 where the unit is on, 0 where it is off."""
-    z = [sum(x[i] * W[i][j] for i in range(2)) + b[j] for j in range(2)]
-    return [1.0 if zj > 0 else 0.0 for zj in z]
-
-
-def loss(x: list, W: list, b: list) -> float:
-    z = [sum(x[i] * W[i][j] for i in range(2)) + b[j] for j in range(2)]
-    return sum(max(zj, 0.0) for zj in z)
+from ._common import draw, loss, mask
 
 
 def reference(x: list, W: list, b: list) -> torch.Tensor:
@@ -31,7 +20,7 @@ def reference(x: list, W: list, b: list) -> torch.Tensor:
 
 def analytic(x: list, W: list, b: list) -> list[list[float]]:
     # dL/dW_ij = x_i * dL/dz_j: row index from x, column index from the upstream gradient
-    g = _mask(x, W, b)
+    g = mask(x, W, b)
     return [[x[i] * g[j] for j in range(2)] for i in range(2)]
 
 
@@ -41,24 +30,13 @@ def finite_diff(x: list, W: list, b: list) -> list[list[float]]:
     return [g[:2], g[2:]]
 
 
-def draw(rng: random.Random) -> dict:
-    """Random layer with one ReLU unit on and one off, both inputs safely away from the corner
-    (b is chosen to put z_j at a signed distance of 0.2 to 1.5 from 0): the shown values have
-    both units on, so an answer without the ReLU factor shows here."""
-    x = [rng.uniform(-3, 3), rng.uniform(-3, 3)]
-    W = [[rng.uniform(-1, 1) for _ in range(2)] for _ in range(2)]
-    signs = rng.choice(([1.0, -1.0], [-1.0, 1.0]))
-    b = [signs[j] * rng.uniform(0.2, 1.5) - sum(x[i] * W[i][j] for i in range(2)) for j in range(2)]
-    return {"x": x, "W": W, "b": b}
-
-
 def transposed(x: list, W: list, b: list) -> list[list[float]]:
-    g = _mask(x, W, b)
+    g = mask(x, W, b)
     return [[g[i] * x[j] for j in range(2)] for i in range(2)]
 
 
 def upstream_only(x: list, W: list, b: list) -> list[list[float]]:
-    g = _mask(x, W, b)
+    g = mask(x, W, b)
     return [[g[j] for j in range(2)] for _ in range(2)]
 
 

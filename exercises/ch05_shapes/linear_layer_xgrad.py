@@ -6,7 +6,7 @@ from autograder.kinds import Tensor
 from gradtutor.key.exercise import Exercise, Wrong
 from gradtutor.key.numeric import gradient
 
-from .linear_layer_wgrad import _mask, draw, loss
+from ._common import draw, loss, mask
 
 PARAMS = {"x": [1.0, 2.0], "W": [[0.5, -0.3], [0.2, 0.4]], "b": [0.1, -0.2]}
 
@@ -21,12 +21,12 @@ def reference(x: list, W: list, b: list) -> torch.Tensor:
 
 def analytic(x: list, W: list, b: list) -> list[float]:
     # dL/dx_i = sum_j W_ij * dL/dz_j: each input collects from every unit it feeds (row i of W)
-    g = _mask(x, W, b)
+    g = mask(x, W, b)
     return [sum(W[i][j] * g[j] for j in range(2)) for i in range(2)]
 
 
 def transposed(x: list, W: list, b: list) -> list[float]:
-    g = _mask(x, W, b)
+    g = mask(x, W, b)
     return [sum(W[j][i] * g[j] for j in range(2)) for i in range(2)]
 
 
@@ -66,7 +66,7 @@ x_grad = x.grad""",
               "matrix form (∂L/∂z) Wᵀ for a row vector x.",
               "Which entries of W does x_1 multiply in the forward pass? Only those can carry "
               "its gradient back."),
-        Wrong("local_gradient_only", lambda x, W, b: _mask(x, W, b),
+        Wrong("local_gradient_only", lambda x, W, b: mask(x, W, b),
               "That is ∂L/∂z, the gradient arriving at the layer's output. To reach x it still "
               "has to pass back through the matrix product, which multiplies by the weights.",
               "One more box to go back through: z = xW + b. What is ∂z_j/∂x_i?"),

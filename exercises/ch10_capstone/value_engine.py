@@ -6,8 +6,20 @@ own set of probes, so the diagnosis comes from the class's behaviour, not from i
 from autograder.kinds import Bool, Table
 from gradtutor.key.exercise import Exercise, Wrong
 
-from . import _common as c
-from ._common import ENGINE_OPS, ENGINE_ROWS, call, engine_report
+from ._common import (
+    ENGINE_OPS,
+    ENGINE_ROWS,
+    AssignEngine,
+    Engine,
+    FiniteDiffEngine,
+    ForwardOrderEngine,
+    NoZeroEngine,
+    RecursiveEngine,
+    TorchScalar,
+    call,
+    engine_report,
+    wrong_local,
+)
 
 KIND = Table(rows=ENGINE_ROWS, columns=(("value", Bool()), ("grads", Bool())))
 
@@ -108,7 +120,7 @@ def _local_wrong(op: str) -> Wrong:
     sym, rule = OPS_TEXT[op]
     more = (" Every graph probe uses it too, so they all fail with it: fix this one first."
             if op in ("add", "mul") else "")
-    return Wrong("local_derivative", _run(c.wrong_local(op)),
+    return Wrong("local_derivative", _run(wrong_local(op)),
                  f"Your engine's {sym} gives the right value but the wrong gradient: its local "
                  f"backward does not compute the derivative of {sym} (the {op} row fails while the "
                  f"other single-operation rows pass).{more}",
@@ -149,29 +161,29 @@ from autograder.harness import engine_report   # what the grader runs""",
     params={"seed": 0},
     hidden=({"seed": 101}, {"seed": 202}),
     draw=lambda rng: {"seed": rng.randrange(1000, 10**6)},
-    reference=_run(c.TorchScalar),
-    analytic=_run(c.Engine),
-    finite_diff=_run(c.FiniteDiffEngine),
+    reference=_run(TorchScalar),
+    analytic=_run(Engine),
+    finite_diff=_run(FiniteDiffEngine),
     wrong=(
-        Wrong("fanout_assign", _run(c.AssignEngine),
+        Wrong("fanout_assign", _run(AssignEngine),
               "The reuse and fan-out rows fail and nothing else does: your _backward closures "
               "assign (self.grad = ...) where they must add (self.grad += ...). A node used twice "
               "receives one contribution per use; assigning keeps only the last one to arrive "
               "(for x + x, that is 1 instead of 2).",
               "In each _backward, what happens to a gradient that is already in self.grad?"),
-        Wrong("topo_order", _run(c.ForwardOrderEngine),
+        Wrong("topo_order", _run(ForwardOrderEngine),
               "Every single-operation row passes, and every graph with more than one operation "
               "fails: the local derivatives are right but backward() calls the nodes' _backward "
               "from the leaves up. A node may pass its gradient on only when it is complete, after "
               "every node that uses it has run: walk the topological order in reverse.",
               "In which order must the nodes' _backward run: inputs first, or the output first?"),
-        Wrong("topo_order", _run(c.RecursiveEngine),
+        Wrong("topo_order", _run(RecursiveEngine),
               "Only the fan-out row fails: backward() recurses into each node's children without a "
               "topological order, so a node with several consumers passes its gradient on once per "
               "consumer, the first times before it is complete. Chains and single uses hide the "
               "bug; a shared intermediate node shows it.",
               "How many times does the shared node's _backward run, and with what .grad each time?"),
-        Wrong("engine_not_zeroed", _run(c.NoZeroEngine),
+        Wrong("engine_not_zeroed", _run(NoZeroEngine),
               "The second-pass and two-outputs rows fail: backward() does not start from zero, so "
               "a second pass adds onto the gradients the first one left, and after backward from "
               "one output, backward from another adds the first output's gradients into the second's.",

@@ -1,4 +1,4 @@
-"""Build the course: an ordered list of small steps, nbgrader doing what nbgrader does.
+"""Trusted side: build the course, an ordered list of small steps, nbgrader doing its part.
 
     lesson.md + exercise units --source_notebook--> course/source/<ch>/<ch>.ipynb
         --nbgrader generate_assignment--> notebooks/<ch>.ipynb     (student)

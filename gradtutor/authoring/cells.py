@@ -1,4 +1,4 @@
-"""nbgrader cell factories: the only place that writes nbgrader metadata."""
+"""Trusted side: nbgrader cell factories, the only place that writes nbgrader metadata."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A synthetic class: a real nbgrader course whose submissions come from student profiles.
+"""Trusted side: a synthetic class, a real nbgrader course whose submissions come from profiles.
 
     gradtutor demo-class DIR --students N --seed S
 
@@ -29,7 +29,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import nbjson
 
-from autograder.judge import judge
+from autograder.judge import judge, same
 from autograder.plain import Plain, to_plain
 from gradtutor import nbcells
 from gradtutor.authoring import build
@@ -342,10 +342,8 @@ def _expected(exs: list[Exercise], answers: dict[str, str]) -> dict[str, str]:
 
 def _varies(ex: Exercise) -> bool:
     """Does the reference change between the shown values and some hidden variant?"""
-    from autograder.judge import _same
-
     shown = reference(ex.id, 0)
-    return any(not _same(ex.kind, reference(ex.id, v), shown) for v in range(1, len(ex.variants())))
+    return any(not same(ex.kind, reference(ex.id, v), shown) for v in range(1, len(ex.variants())))
 
 
 def demo_class_cli(*, course_dir: Path, students: int, seed: int,

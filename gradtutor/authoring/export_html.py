@@ -1,4 +1,4 @@
-"""``gradtutor export-html``: an executed notebook as an HTML page that works with no network.
+"""Trusted side: ``gradtutor export-html``, an executed notebook as an HTML page for no network.
 
 The page is nbconvert's JupyterLab page with the widget state embedded. Its scripts (require.js,
 the static-page widget manager @jupyter-widgets/html-manager, MathJax) come from the project's

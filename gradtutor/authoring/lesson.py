@@ -1,4 +1,4 @@
-"""Read a lesson: Markdown prose, ```python code cells, and ```exercise directives."""
+"""Trusted side: read a lesson, Markdown prose, ```python code cells and ```exercise directives."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""The answer key as data: each exercise's reference and known wrong answers, per variant.
+"""Trusted side: the answer key as data, each exercise's reference and wrong answers per variant.
 
-Trusted side. Computed here from the exercise units (torch references in float64, the wrong
+Computed here from the exercise units (torch references in float64, the wrong
 answers' formulas), never typed. The judge reads them through ``autograder.checkdata.get``;
-the student runtime ships only the shown variant (``autograder.runtime``), and the grading
-sandbox ships none.
+the student runtime wheel (``gradtutor.authoring.runtime``) ships the checks at the shown and
+the practice values (``practice_check``), and the grading sandbox ships none.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from autograder.answers import at_params
 from autograder.checkdata import Check, RequireInfo, Variant, WrongInfo, to_json
 from autograder.contract import AnswerSpec
-from autograder.judge import quietly
+from autograder.judge import quietly, same
 from autograder.kinds import Canonical
 from autograder.plain import Plain
 from gradtutor.key import misconceptions, registry
@@ -127,8 +127,6 @@ def coinciding(exercise_id: str) -> list[tuple[int, int]]:
 
 
 def _same(ex: Exercise, a: Canonical, b: Canonical) -> bool:
-    from autograder.judge import _same as same
-
     return same(ex.kind, a, b)
 
 

@@ -1,8 +1,8 @@
-"""The exercise unit: everything graded about one exercise lives in one ``Exercise``.
+"""Trusted side: the exercise unit; everything graded about one exercise is one ``Exercise``.
 
-An exercise module in ``exercises/chNN_*/`` defines ``EXERCISE = Exercise(...)`` (or a list
-``EXERCISES``). From it come the prompt the student reads, the setup code, the solution, the
-self-check, the grade cell, the answer key and the tests that prove the references right.
+An exercise module in ``exercises/chNN_*/`` defines ``EXERCISE = Exercise(...)``. From it come
+the prompt the student reads, the setup code, the solution, the self-check, the grade cell, the
+answer key and the tests that prove the references right.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""The answer key: every exercise's reference answer at the shown values, and its known
-wrong answers with what they reveal. Computed from the exercise units, never typed."""
+"""Trusted side: the answer key as a listing, for the instructor.
+
+Every exercise's reference answer at the shown values, and its known wrong answers with what
+they reveal. Computed from the exercise units, never typed."""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
-"""The misconception catalogue: one short name per id, shared by feedback and the class report.
+"""Trusted side: the misconception catalogue, one short name per id, for feedback and reports.
 
 Each wrong answer in an exercise names one of these ids and carries its own explanation and
 hint, written for that exercise's numbers; the names here let the class report group them.
 """
+
+from autograder.judge import GENERIC
 
 CATALOGUE: dict[str, str] = {
     "seed_required": "Non-scalar backward() needs a seed vector",
@@ -146,11 +148,5 @@ def name(misconception_id: str) -> str:
     return CATALOGUE.get(misconception_id, misconception_id)
 
 
-# the generic slips the judge recognises without a listed wrong answer (autograder.judge.GENERIC)
-def _generic() -> dict[str, str]:
-    from autograder.judge import GENERIC
-
-    return {slip: name for slip, (name, _, _) in GENERIC.items()}
-
-
-CATALOGUE.update(_generic())
+# the generic slips the judge recognises without a listed wrong answer
+CATALOGUE.update({slip: short for slip, (short, _, _) in GENERIC.items()})

@@ -1,4 +1,4 @@
-"""Central finite differences in float64: the third witness, where a function is smooth."""
+"""Trusted side: central finite differences in float64, the third witness where smooth."""
 
 from __future__ import annotations
 

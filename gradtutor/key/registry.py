@@ -1,4 +1,4 @@
-"""Find exercises and chapters by convention: ``exercises/chNN_slug/<exercise_id>.py``.
+"""Trusted side: find exercises and chapters by convention, ``exercises/chNN_slug/<id>.py``.
 
 One module is one exercise, and its file name is the exercise id. Chapters are the folders,
 each with a ``lesson.md``. Nothing is registered by hand; loading one exercise imports only
@@ -70,7 +70,7 @@ def _module_paths() -> dict[str, str]:
 
 @cache
 def get(exercise_id: str) -> Exercise:
-    """The exercise with this id; ``KeyError`` with the known ids if there is none."""
+    """The exercise with this id; ``KeyError`` (of the id) if there is none."""
     paths = _module_paths()
     if exercise_id not in paths:
         raise KeyError(exercise_id)

@@ -281,7 +281,8 @@ def _verdict_text(entry: dict) -> str:
 def hint_for(exercise_id: str, misconception: str) -> str | None:
     """The hint of the exercise's wrong answer with this misconception (hints never give the
     answer away; explanations may quote numbers, so they stay in the live self-check)."""
-    from autograder.judge import _redact, answer_names
+    from autograder.judge import answer_names
+    from autograder.judge import redact as _redact
     from gradtutor.key import registry
     from gradtutor.key.answer_key import reference
 

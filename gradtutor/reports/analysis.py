@@ -43,7 +43,8 @@ class Unexplained:
 def unexplained(results: list[dict], min_shared: int = MIN_SHARED) -> list[Unexplained]:
     """Shared wrong answers no listed ``Wrong`` explains, most students first."""
     from autograder import checkdata
-    from autograder.judge import GENERIC, _same
+    from autograder.judge import GENERIC
+    from autograder.judge import same as _same
     from autograder.kinds import Invalid
     from gradtutor.key import registry
 
