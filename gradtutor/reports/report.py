@@ -288,7 +288,7 @@ def write_csvs(summary: ClassSummary, out: Path) -> list[Path]:
     sheet.write(paths[4], ["assignment", "exercise", "students", "generic_slip", "answer", "who",
                            "wrong_entry"],
                 ([g.assignment, g.exercise, len(g.students), g.slip or "",
-                  analysis._literal(g.plain), " ".join(g.students), g.entry]
+                  analysis.literal(g.plain), " ".join(g.students), g.entry]
                  for g in analysis.unexplained(summary.results)))
     sheet.write(paths[5], ["assignment", "exercise", "submissions", "difficulty", "discrimination",
                            *BAR_ORDER[:5], "note"],
@@ -439,7 +439,7 @@ def _analysis_html(summary: ClassSummary) -> list[str]:
             parts.append(
                 f"<h3><code>{esc(g.exercise)}</code> ({esc(g.assignment)}): {len(g.students)} "
                 f"students{slip}</h3><p>Their answer at the shown values: "
-                f"<code>{esc(analysis._literal(g.plain))}</code></p>"
+                f"<code>{esc(analysis.literal(g.plain))}</code></p>"
                 f"<details><summary>Students</summary>{esc(', '.join(g.students))}</details>"
                 f"<pre>{esc(g.entry)}</pre>")
     else:
