@@ -1,10 +1,11 @@
 """Trusted side: ``gradtutor feedback COURSE_DIR``, one HTML page per student and assignment.
 
-Built from the results files and the gradebook only (never from the notebook or the exercise's
-references), so a page can show what was judged but cannot leak a hidden value or a reference
-answer: it holds the verdict, the grader's message, the diagnosed misconception's name and its
-hint, and what the teaching team entered in the formgrader (manual grades, comments) and the
-late penalty, as ``nbgrader export`` has them.
+Built from the results files and the gradebook, with each exercise's title and the hint of its
+diagnosed misconception (redacted by ``store.hint_for``) from the units; never from the notebook
+or a reference answer, so a page can show what was judged but cannot leak a hidden value or a
+reference answer: it holds the verdict, the grader's message, the diagnosed misconception's name
+and its hint, and what the teaching team entered in the formgrader (manual grades, comments) and
+the late penalty, as ``nbgrader export`` has them.
 
 Where it goes: ``feedback/<student>/<assignment>/feedback.html``, and into the page nbgrader's
 ``release_feedback`` hands out, ``<notebook>.html`` (put at the top of nbgrader's own page
@@ -101,8 +102,8 @@ def _duration(seconds: float) -> str:
 
 
 def _exercise(e: dict) -> dict[str, Any]:
-    """What the templates show of one exercise: a verdict the vocabulary does not know (a
-    hand-graded "manual") is shown as one that cannot be judged, as before."""
+    """What the templates show of one exercise; a verdict outside the vocabulary (the contract
+    also allows "manual") is shown as one that cannot be judged."""
     misconception = e.get("misconception")
     return {
         "verdict": VERDICTS.get(e["verdict"], VERDICTS["error"]),
