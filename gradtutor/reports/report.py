@@ -207,7 +207,8 @@ def misconception_bars(summary: ClassSummary, top: int = 15) -> tuple[str, str] 
         return None
     plt = charts.pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 0.8 + 0.34 * len(shown)))
-    ax.barh([_short(m.name) for m in shown], [len(m.students) for m in shown], color="#cf222e")
+    ax.barh([_short(m.name) for m in shown], [len(m.students) for m in shown],
+            color=VERDICTS["wrong"].ink)
     ax.invert_yaxis()
     ax.set_xlabel("students affected")
     ax.xaxis.get_major_locator().set_params(integer=True)
