@@ -6,14 +6,28 @@ import html
 import json
 import textwrap
 from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
+
+class Verdict(NamedTuple):
+    label: str  # what a student reads
+    ink: str  # text and border colour
+    paper: str  # background colour
+    mark: str  # a symbol before the label
+
+
+# The one vocabulary of outcomes: the self-check's feedback here, and on the trusted side the
+# feedback pages and the class report (gradtutor.reports), take their words and colours from it.
 VERDICTS = {
-    "correct": ("Correct", "#1a7f37", "#dafbe1", "✔"),
-    "partial": ("Partly right", "#9a6700", "#fff8c5", "◐"),
-    "wrong": ("Not yet right", "#cf222e", "#ffebe9", "✘"),
-    "invalid": ("Cannot be judged", "#8250df", "#fbefff", "?"),
-    "not_answered": ("Not answered yet", "#57606a", "#f6f8fa", "…"),
-    "error": ("Cannot be judged", "#8250df", "#fbefff", "?"),
+    "correct": Verdict("Correct", "#1a7f37", "#dafbe1", "✔"),
+    "partial": Verdict("Partly right", "#9a6700", "#fff8c5", "◐"),
+    "wrong": Verdict("Not yet right", "#cf222e", "#ffebe9", "✘"),
+    "invalid": Verdict("Cannot be judged", "#8250df", "#fbefff", "?"),
+    "not_answered": Verdict("Not answered yet", "#57606a", "#f6f8fa", "…"),
+    "error": Verdict("Cannot be judged", "#8250df", "#fbefff", "?"),
+    # not a verdict on an answer: the grader could not read or run the submission at all; the
+    # class report counts each exercise of such a submission as failed
+    "failed": Verdict("Submission failed", "#24292f", "#eaeef2", "!"),
 }
 
 

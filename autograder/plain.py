@@ -155,3 +155,35 @@ def describe(p: Plain) -> str:
         "list": "a list of mixed items",
         "function": "a function",
     }.get(str(t), "a value of a type the grader does not read")
+
+
+def plain_source(p: Plain) -> str:
+    """Python source that a student could type for this plain value (exact floats): how the
+    trusted side's tools write an answer down (the demo class's planted answers, the report's
+    unexplained wrong answers)."""
+    t = p["t"]
+    if t == "array":
+        return _nested(p["v"], p["dtype"])
+    if t == "bool":
+        return repr(bool(p["v"]))
+    if t == "none":
+        return "None"
+    if t in ("str", "exception", "node"):  # names are written as strings: "AddBackward0"
+        return repr(p["v"])
+    if t == "dict":
+        return "{" + ", ".join(f"{k!r}: {plain_source(v)}" for k, v in p["v"].items()) + "}"
+    if t == "list":
+        return "[" + ", ".join(plain_source(v) for v in p["v"]) + "]"
+    raise ValueError(f"cannot write a {t!r} value as a literal")
+
+
+def _nested(v: Any, dtype: str) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(_nested(u, dtype) for u in v) + "]"
+    if isinstance(v, str):  # "nan", "inf", "-inf"
+        return f'float("{v}")'
+    if dtype == "bool":
+        return repr(bool(v))
+    if dtype.startswith(("int", "uint")) or dtype == "int":
+        return repr(int(v))
+    return repr(float(v))

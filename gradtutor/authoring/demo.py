@@ -30,7 +30,7 @@ from nbformat import NotebookNode
 from nbformat.v4 import nbjson
 
 from autograder.judge import judge, same
-from autograder.plain import Plain, to_plain
+from autograder.plain import Plain, plain_source, to_plain
 from gradtutor import nbcells
 from gradtutor.authoring import build
 from gradtutor.key import registry
@@ -48,36 +48,6 @@ DELETED_ANSWER, DELETED_GRADE = "deleted_answer_cell", "deleted_grade_cell"
 
 
 # ---------------------------------------------------------------- answers as Python source
-
-
-def plain_source(p: Plain) -> str:
-    """Python source that a student could type for this plain value (exact floats)."""
-    t = p["t"]
-    if t == "array":
-        return _nested(p["v"], p["dtype"])
-    if t == "bool":
-        return repr(bool(p["v"]))
-    if t == "none":
-        return "None"
-    if t in ("str", "exception", "node"):  # names are written as strings: "AddBackward0"
-        return repr(p["v"])
-    if t == "dict":
-        return "{" + ", ".join(f"{k!r}: {plain_source(v)}" for k, v in p["v"].items()) + "}"
-    if t == "list":
-        return "[" + ", ".join(plain_source(v) for v in p["v"]) + "]"
-    raise ValueError(f"cannot write a {t!r} value as a literal")
-
-
-def _nested(v: Any, dtype: str) -> str:
-    if isinstance(v, list):
-        return "[" + ", ".join(_nested(u, dtype) for u in v) + "]"
-    if isinstance(v, str):  # "nan", "inf", "-inf"
-        return f'float("{v}")'
-    if dtype == "bool":
-        return repr(bool(v))
-    if dtype.startswith(("int", "uint")) or dtype == "int":
-        return repr(int(v))
-    return repr(float(v))
 
 
 def _value_of(source: str) -> Any:

@@ -1,6 +1,8 @@
-"""What the report adds for the instructor after a deadline: the wrong answers no unit explains
-yet, item analysis, and each student's misconceptions across chapters. Trusted side: it reads
-the stored answers (validated by ``store.load_results``) and the exercise units.
+"""Trusted side: what the class report adds after a deadline, from the stored answers and the units.
+
+The wrong answers no unit explains yet, item analysis, and each student's misconceptions across
+chapters. It reads the stored answers (validated by ``store.load_results``) and the exercise
+units; the report (``report.py``) shows what it finds.
 
 * **Unexplained wrong answers**: per exercise, the wrong answers (at the shown values) that
   ``MIN_SHARED`` or more students gave and that no listed ``Wrong`` explains, grouped by the
@@ -22,6 +24,16 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
+from autograder import checkdata
+from autograder.judge import GENERIC, same
+from autograder.kinds import Invalid, Tensor
+from autograder.plain import plain_source
+from gradtutor.key import registry
+from gradtutor.key.answer_key import reference
+from gradtutor.reports import charts
+
 MIN_SHARED = 2
 REVIEW_BELOW = 0.2  # discrimination under this: the exercise does not tell strong from weak
 
@@ -41,13 +53,8 @@ class Unexplained:
 
 
 def unexplained(results: list[dict], min_shared: int = MIN_SHARED) -> list[Unexplained]:
-    """Shared wrong answers no listed ``Wrong`` explains, most students first."""
-    from autograder import checkdata
-    from autograder.judge import GENERIC
-    from autograder.judge import same as _same
-    from autograder.kinds import Invalid
-    from gradtutor.key import registry
-
+    """Shared wrong answers no listed ``Wrong`` explains: exercises in the course's order, and
+    within one exercise the answer most students gave first."""
     groups: dict[str, list[Unexplained]] = defaultdict(list)
     for r in results:
         if r.get("status") != "graded":
@@ -62,7 +69,7 @@ def unexplained(results: list[dict], min_shared: int = MIN_SHARED) -> list[Unexp
                 canon = check.kind.canonical(answers[0])
             except (KeyError, Invalid, TypeError, ValueError):
                 continue
-            found = next((g for g in groups[e["id"]] if _same(check.kind, g.answer, canon)), None)
+            found = next((g for g in groups[e["id"]] if same(check.kind, g.answer, canon)), None)
             if found is None:
                 found = Unexplained(e["id"], r["assignment"], canon, answers[0],
                                     slip=e["misconception"])
@@ -78,12 +85,9 @@ def unexplained(results: list[dict], min_shared: int = MIN_SHARED) -> list[Unexp
 
 def wrong_entry(ex: Any, g: Unexplained) -> str:
     """A ``Wrong(...)`` to paste into the unit's ``wrong=(...)``."""
-    from autograder.judge import GENERIC
-    from autograder.kinds import Tensor
-
     names = list(ex.params)
     signature = ", ".join(names)
-    seen = _literal(g.plain)
+    seen = literal(g.plain)
     at = ", ".join(f"{k}={v!r}" for k, v in ex.params.items())
     ref = getattr(ex.reference, "__name__", "reference")
     ref = ref if ref.isidentifier() else "reference"
@@ -115,8 +119,6 @@ def _slip_formula(slip: str, call: str, answer: Any, ex: Any) -> str:
         return f"{call}.T"
     if slip == "summed":
         return f"{call}.sum()"
-    from gradtutor.key.answer_key import reference
-
     ratio = _ratio(answer, reference(ex.id, 0))
     if slip == "factor_k":
         return f"{round(ratio)} * {call}"
@@ -124,8 +126,6 @@ def _slip_formula(slip: str, call: str, answer: Any, ex: Any) -> str:
 
 
 def _ratio(answer: Any, ref: Any) -> float:
-    import torch
-
     if not isinstance(answer, torch.Tensor) or not isinstance(ref, torch.Tensor):
         return 0.0
     a, r = answer.reshape(-1).double(), ref.reshape(-1).double()
@@ -133,11 +133,10 @@ def _ratio(answer: Any, ref: Any) -> float:
     return float((a[nonzero] / r[nonzero]).mean()) if bool(nonzero.any()) else 0.0
 
 
-def _literal(plain: dict) -> str:
-    from gradtutor.authoring.demo import plain_source as literal
-
+def literal(plain: dict) -> str:
+    """The answer as Python source, at most 300 characters; "(a value)" where it has none."""
     try:
-        text = literal(plain)
+        text = plain_source(plain)
     except (ValueError, KeyError, TypeError):
         return "(a value)"
     return text if len(text) <= 300 else text[:297] + "..."
@@ -167,8 +166,6 @@ class Item:
 
 
 def items(results: list[dict]) -> list[Item]:
-    from gradtutor.key import registry
-
     by_assignment: dict[str, list[dict]] = defaultdict(list)
     for r in results:
         if r.get("status") == "graded" and r["exercises"]:
@@ -203,16 +200,12 @@ def _correlation(x: list[float], y: list[float]) -> float | None:
 
 
 def item_chart(found: list[Item]) -> tuple[str, str] | None:
-    """Difficulty against discrimination, one labelled point per exercise (PNG, base64)."""
-    import base64
-    import io
-
-    from gradtutor.reports.report import _pyplot
-
+    """Difficulty against discrimination, a point per exercise, exercises at the same point under
+    one label (PNG, base64, and its alt text); ``None`` when no exercise has a discrimination."""
     shown = [i for i in found if i.discrimination is not None]
     if not shown:
         return None
-    plt = _pyplot()
+    plt = charts.pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     ax.axhspan(-1, REVIEW_BELOW, color="#fff8c5", zorder=0)
     ax.scatter([i.difficulty for i in shown], [i.discrimination for i in shown], color="#0969da",
@@ -228,14 +221,12 @@ def item_chart(found: list[Item]) -> tuple[str, str] | None:
     ax.set_xlabel("difficulty: mean share of the points (1 = everyone right)")
     ax.set_ylabel("discrimination (point-biserial, rest of assignment)")
     ax.set_title(f"Item analysis: shaded = discrimination under {REVIEW_BELOW}")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
+    image = charts.png(fig, dpi=110)
     low = [i.exercise for i in shown if i.discrimination < REVIEW_BELOW]
     alt = (f"Scatter plot of {len(shown)} exercises, difficulty (x) against discrimination (y). "
            + (f"Under {REVIEW_BELOW}: {', '.join(low)}." if low else
               f"Every exercise discriminates at {REVIEW_BELOW} or more."))
-    return base64.b64encode(buf.getvalue()).decode(), alt
+    return image, alt
 
 
 # ---------------------------------------------------------------- misconceptions per student

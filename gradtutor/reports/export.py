@@ -1,4 +1,4 @@
-"""``gradtutor export COURSE_DIR --canvas FILE --csv FILE``: the scores, for an LMS.
+"""Trusted side: ``gradtutor export COURSE_DIR --canvas FILE --csv FILE``, the scores for an LMS.
 
 Scores are the gradebook's as they are now (``store.reconcile``): manual grades from the
 formgrader over auto scores, extra credit added, the late penalty taken off, as ``nbgrader

@@ -1,37 +1,31 @@
-"""``gradtutor feedback COURSE_DIR``: one HTML page per student and assignment.
+"""Trusted side: ``gradtutor feedback COURSE_DIR``, one HTML page per student and assignment.
 
-Built from the results files and the gradebook only (never from the notebook or the exercise's
-references), so a page can show what was judged but cannot leak a hidden value or a reference
-answer: it holds the verdict, the grader's message, the diagnosed misconception's name and its
-hint, and what the teaching team entered in the formgrader (manual grades, comments) and the
-late penalty, as ``nbgrader export`` has them.
+Built from the results files and the gradebook, with each exercise's title and the hint of its
+diagnosed misconception (redacted by ``store.hint_for``) from the units; never from the notebook
+or a reference answer, so a page can show what was judged but cannot leak a hidden value or a
+reference answer: it holds the verdict, the grader's message, the diagnosed misconception's name
+and its hint, and what the teaching team entered in the formgrader (manual grades, comments) and
+the late penalty, as ``nbgrader export`` has them.
 
 Where it goes: ``feedback/<student>/<assignment>/feedback.html``, and into the page nbgrader's
 ``release_feedback`` hands out, ``<notebook>.html`` (put at the top of nbgrader's own page
 when ``nbgrader generate_feedback`` wrote one, or as that page otherwise), with the
 submission's ``submission_secret.txt`` beside it, so ``fetch_feedback`` delivers it.
+
+The markup is in ``templates/feedback*.html.j2``, rendered through ``pages`` (autoescaped).
 """
 
 from __future__ import annotations
 
-import html
 import sys
 from pathlib import Path
+from typing import Any
 
 from autograder.contract import SubmissionResult
 from autograder.feedback import VERDICTS
 from gradtutor.key import misconceptions, registry
 from gradtutor.records.store import hint_for, load_results, reconcile, submission_secret, write_atomic
-
-STYLE = """
-body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1f2328;
-line-height:1.5}
-h1{font-size:1.5rem;margin-bottom:.2rem} .meta{color:#57606a}
-.ex{border-left:6px solid var(--ink);background:var(--paper);padding:.6rem 1rem;margin:1rem 0;
-border-radius:4px} .ex h2{font-size:1.05rem;margin:0} .pts{float:right;font-weight:600}
-.label{color:var(--ink);font-weight:600} .note{background:#fff8c5;padding:.5rem 1rem;border-radius:4px}
-"""
-
+from gradtutor.reports import pages
 
 BEGIN, END = "<!-- gradtutor feedback -->", "<!-- /gradtutor feedback -->"
 
@@ -65,7 +59,7 @@ def _into_nbgraders_pages(course_dir: Path, folder: Path, result: SubmissionResu
         write_atomic(folder / "submission_secret.txt", secret.encode())
     for name in notebooks:
         target = folder / f"{name}.html"
-        block = f"{BEGIN}<style>{STYLE}</style><div class='gradtutor'>{_body(result)}</div>{END}"
+        block = BEGIN + pages.render("feedback_block.html.j2", **_view(result)) + END
         if target.exists():
             text = target.read_text()
             if BEGIN in text and END in text:  # a re-run: replace our block
@@ -80,28 +74,26 @@ def _into_nbgraders_pages(course_dir: Path, folder: Path, result: SubmissionResu
 
 
 def page(result: SubmissionResult) -> str:
-    esc = html.escape
-    title = f"{result['assignment']}: feedback for {result['student']}"
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}"
-            f"</title><style>{STYLE}</style></head><body>{_body(result)}</body></html>")
+    return pages.render("feedback.html.j2", **_view(result))
 
 
-def _body(result: SubmissionResult) -> str:
-    esc = html.escape
-    score = f"score <b>{result['score']:g} / {result['max_score']:g}</b>"
-    if result.get("penalty"):
-        score += (f" · late by {_duration(result.get('seconds_late', 0))}: penalty "
-                  f"−{result['penalty']:g} · total <b>{result.get('total', result['score']):g}</b>")
-    elif result.get("seconds_late"):
-        score += f" · late by {_duration(result['seconds_late'])} (no penalty)"
-    parts = [f"<h1>{esc(_chapter_title(result['assignment']))}</h1>",
-             f"<p class='meta'>{esc(result['student'])} · {score} · graded "
-             f"{esc(str(result.get('graded_at', '')))}</p>"]
-    if result.get("reason"):
-        label = "Your notebook could not be graded" if result["status"] == "failed" else "Note"
-        parts.append(f"<p class='note'><b>{label}:</b> {esc(result['reason'])}</p>")
-    parts += [_exercise(e) for e in result["exercises"]]
-    return "\n".join(parts)
+def _view(result: SubmissionResult) -> dict[str, Any]:
+    """What the templates show of one submission."""
+    late = result.get("penalty") or result.get("seconds_late")
+    return {
+        "title": f"{result['assignment']}: feedback for {result['student']}",
+        "chapter": _chapter_title(result["assignment"]),
+        "student": result["student"],
+        "score": result["score"],
+        "max_score": result["max_score"],
+        "penalty": result.get("penalty"),
+        "late": _duration(result.get("seconds_late", 0)) if late else "",
+        "total": result.get("total", result["score"]),
+        "graded_at": str(result.get("graded_at", "")),
+        "reason": result.get("reason"),
+        "failed": bool(result.get("reason")) and result["status"] == "failed",
+        "exercises": [_exercise(e) for e in result["exercises"]],
+    }
 
 
 def _duration(seconds: float) -> str:
@@ -109,29 +101,23 @@ def _duration(seconds: float) -> str:
     return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
-def _exercise(e: dict) -> str:
-    esc = html.escape
-    label, ink, paper, mark = VERDICTS.get(e["verdict"], VERDICTS["error"])
-    title = _exercise_title(e["id"])
-    rows = [f"<div class='ex' style='--ink:{ink};--paper:{paper}'>",
-            f"<h2>{esc(title)} <span class='pts'>{e['points']:g} / {e['max_points']:g}</span></h2>",
-            f"<div class='label'>{mark} {esc(label)}</div>",
-            f"<div>{esc(str(e.get('message') or ''))}</div>"]
-    if e.get("manual"):
-        rows.append(f"<div><b>Graded by hand:</b> {e['points']:g} (the autograder gave "
-                    f"{e.get('auto_points', 0):g})</div>")
-    if e.get("extra_credit"):
-        rows.append(f"<div><b>Extra credit:</b> +{e['extra_credit']:g}</div>")
-    if e.get("comment"):
-        rows.append(f"<div><b>Comment from your teacher:</b> {esc(e['comment'])}</div>")
-    if e.get("misconception"):
-        rows.append(f"<div><b>Likely misconception:</b> {esc(misconceptions.name(e['misconception']))}"
-                    "</div>")
-        hint = hint_for(e["id"], e["misconception"])
-        if hint:
-            rows.append(f"<div><b>Hint:</b> {esc(hint)}</div>")
-    rows.append("</div>")
-    return "\n".join(rows)
+def _exercise(e: dict) -> dict[str, Any]:
+    """What the templates show of one exercise; a verdict outside the vocabulary (the contract
+    also allows "manual") is shown as one that cannot be judged."""
+    misconception = e.get("misconception")
+    return {
+        "verdict": VERDICTS.get(e["verdict"], VERDICTS["error"]),
+        "title": _exercise_title(e["id"]),
+        "points": e["points"],
+        "max_points": e["max_points"],
+        "message": str(e.get("message") or ""),
+        "manual": e.get("manual"),
+        "auto_points": e.get("auto_points", 0),
+        "extra_credit": e.get("extra_credit"),
+        "comment": e.get("comment"),
+        "misconception": misconceptions.name(misconception) if misconception else None,
+        "hint": hint_for(e["id"], misconception) if misconception else None,
+    }
 
 
 def _chapter_title(slug: str) -> str:

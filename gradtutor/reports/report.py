@@ -1,19 +1,18 @@
-"""The class report: what a class got right, and what to re-teach first.
+"""Trusted side: the class report, what a class got right, and what to re-teach first.
 
     gradtutor report COURSE_DIR [--out DIR]
 
 Reads the results the batch grader writes (``COURSE_DIR/gradtutor/results/<assignment>/
-<student>.json``) and writes ``report.html`` (self-contained: charts are embedded SVG with alt
-text) plus ``exercises.csv``, ``misconceptions.csv`` and ``students.csv``. Misconceptions are
-ranked by how many students show them, then by how often: the top of the list is what to
-re-teach first.
+<student>.json``) and writes ``report.html`` (self-contained: charts are embedded SVG, the item
+analysis PNG, each with alt text; the markup is in ``templates/report*.html.j2``) plus
+``exercises.csv``, ``misconceptions.csv``, ``students.csv``, ``submissions.csv``,
+``unexplained.csv``, ``items.csv`` and ``student_misconceptions.csv``. Misconceptions are ranked
+by how many students show them, then by how often: the top of the list is what to re-teach
+first. Outcomes have the words and colours of the runtime's ``VERDICTS``.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 import sqlite3
 import statistics
 from collections import Counter, defaultdict
@@ -23,21 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from autograder.contract import SubmissionResult
+from autograder.feedback import VERDICTS
 from gradtutor.key import misconceptions, registry
 from gradtutor.records import sheet, store
-from gradtutor.reports import analysis
+from gradtutor.reports import analysis, charts, pages
 
 RESULTS = Path("gradtutor") / "results"
-# verdict -> (label, colour); "failed" is a submission the grader could not read or run
-OUTCOMES = {
-    "correct": ("correct", "#1a7f37"),
-    "partial": ("partly right", "#d4a72c"),
-    "wrong": ("wrong", "#cf222e"),
-    "invalid": ("cannot be judged", "#8250df"),
-    "error": ("cannot be judged", "#8250df"),
-    "not_answered": ("not answered", "#8c959f"),
-    "failed": ("submission failed", "#24292f"),
-}
+# the outcomes in the bars' order, as VERDICTS names them ("error" is drawn with "invalid");
+# also the outcome columns of exercises.csv and items.csv
 BAR_ORDER = ("correct", "partial", "wrong", "invalid", "not_answered", "failed")
 
 
@@ -158,27 +150,8 @@ def _exercises_per_assignment(results: list[dict]) -> dict[str, set[str]]:
 # ---------------------------------------------------------------- charts
 
 
-def _svg(fig: Any) -> str:
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode()
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams["svg.hashsalt"] = "gradtutor"  # same data, same file
-    return plt
-
-
 def score_histogram(summary: ClassSummary) -> tuple[str, str]:
-    plt = _pyplot()
+    plt = charts.pyplot()
     percents = [100 * s / m for s, m in summary.students.values() if m]
     fig, ax = plt.subplots(figsize=(6.4, 3.0))
     ax.hist(percents, bins=[i * 10 for i in range(11)], color="#0969da", edgecolor="white")
@@ -193,11 +166,11 @@ def score_histogram(summary: ClassSummary) -> tuple[str, str]:
                f"highest {max(percents):.0f}%.")
     else:
         alt = "Histogram of total scores: no graded points yet."
-    return _svg(fig), alt
+    return charts.svg(fig), alt
 
 
 def exercise_bars(summary: ClassSummary) -> tuple[str, str]:
-    plt = _pyplot()
+    plt = charts.pyplot()
     stats = summary.exercises
     fig, ax = plt.subplots(figsize=(7.5, 0.8 + 0.32 * max(len(stats), 1)))
     labels = [s.id for s in stats]
@@ -205,8 +178,8 @@ def exercise_bars(summary: ClassSummary) -> tuple[str, str]:
     for outcome in BAR_ORDER:
         share = [_share(s, outcome) for s in stats]
         if any(share):
-            label, colour = OUTCOMES[outcome]
-            ax.barh(labels, share, left=left, color=colour, label=label)
+            verdict = VERDICTS[outcome]
+            ax.barh(labels, share, left=left, color=verdict.ink, label=verdict.label)
             left = [a + b for a, b in zip(left, share, strict=True)]
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
@@ -215,11 +188,12 @@ def exercise_bars(summary: ClassSummary) -> tuple[str, str]:
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.3 / max(len(stats), 1)),
               ncol=3, frameon=False)
     worst = min(stats, key=lambda s: s.success_rate, default=None)
-    alt = (f"Stacked bars, one per exercise ({len(stats)}), showing the share of submissions "
-           "correct, partly right, wrong, not judgeable, not answered and failed."
+    words = [VERDICTS[o].label.lower() for o in BAR_ORDER]
+    alt = (f"Stacked bars, one per exercise ({len(stats)}), showing the share of submissions: "
+           f"{', '.join(words[:-1])} and {words[-1]}."
            + (f" Lowest success: {worst.id} at {100 * worst.success_rate:.0f}% correct."
               if worst else ""))
-    return _svg(fig), alt
+    return charts.svg(fig), alt
 
 
 def _share(s: ExerciseStats, outcome: str) -> float:
@@ -231,16 +205,17 @@ def misconception_bars(summary: ClassSummary, top: int = 15) -> tuple[str, str] 
     shown = summary.misconceptions[:top]
     if not shown:
         return None
-    plt = _pyplot()
+    plt = charts.pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 0.8 + 0.34 * len(shown)))
-    ax.barh([_short(m.name) for m in shown], [len(m.students) for m in shown], color="#cf222e")
+    ax.barh([_short(m.name) for m in shown], [len(m.students) for m in shown],
+            color=VERDICTS["wrong"].ink)
     ax.invert_yaxis()
     ax.set_xlabel("students affected")
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_title("Most common misconceptions")
     alt = "Bar chart of the most common misconceptions by students affected: " + "; ".join(
         f"{m.name} ({len(m.students)})" for m in shown) + "."
-    return _svg(fig), alt
+    return charts.svg(fig), alt
 
 
 def _short(text: str, width: int = 60) -> str:
@@ -288,7 +263,7 @@ def write_csvs(summary: ClassSummary, out: Path) -> list[Path]:
     sheet.write(paths[4], ["assignment", "exercise", "students", "generic_slip", "answer", "who",
                            "wrong_entry"],
                 ([g.assignment, g.exercise, len(g.students), g.slip or "",
-                  analysis._literal(g.plain), " ".join(g.students), g.entry]
+                  analysis.literal(g.plain), " ".join(g.students), g.entry]
                  for g in analysis.unexplained(summary.results)))
     sheet.write(paths[5], ["assignment", "exercise", "submissions", "difficulty", "discrimination",
                            *BAR_ORDER[:5], "note"],
@@ -326,31 +301,6 @@ def submission_rows(results: list[dict], missing: list[tuple[str, str]]) -> list
 
 # ---------------------------------------------------------------- HTML
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:980px;margin:2em auto;
-padding:0 1em;color:#1f2328;line-height:1.5}
-h1{margin-bottom:.2em} .sub{color:#57606a;margin-top:0}
-table{border-collapse:collapse;width:100%;margin:1em 0;font-size:.93em}
-th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#f6f8fa} td.n{text-align:right;font-variant-numeric:tabular-nums}
-.cards{display:flex;gap:1em;flex-wrap:wrap}
-.card{border:1px solid #d0d7de;border-radius:6px;padding:.6em 1em;min-width:9em}
-.card b{display:block;font-size:1.5em}
-ol.reteach li{margin-bottom:.8em} .why{color:#57606a}
-img{max-width:100%}
-"""
-
-
-def _card(value: str, label: str) -> str:
-    return f'<div class="card"><b>{html.escape(value)}</b>{html.escape(label)}</div>'
-
-
-def _img(chart: tuple[str, str] | None, media: str = "image/svg+xml") -> str:
-    if chart is None:
-        return ""
-    data, alt = chart
-    return f'<figure><img src="data:{media};base64,{data}" alt="{html.escape(alt)}"></figure>'
-
 
 def _explanation(m: MisconceptionStats) -> str:
     """The mechanism, as written for the exercise where most students showed it."""
@@ -365,129 +315,43 @@ def _explanation(m: MisconceptionStats) -> str:
     return ""
 
 
+def _outcome(verdict: str) -> str:
+    """An outcome's words; a verdict the vocabulary does not know, as it is."""
+    return VERDICTS[verdict].label if verdict in VERDICTS else verdict
+
+
 def render_html(summary: ClassSummary, course_dir: Path, unreadable: list[str]) -> str:
-    esc = html.escape
-    n_students = len(summary.students)
-    graded = sum(r.get("status") == "graded" for r in summary.results)
+    """The page (templates/report.html.j2, with report_analysis.html.j2 for analysis.py's part)."""
     percents = [100 * s / m for s, m in summary.students.values() if m]
-    parts = [
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-        "<title>Class report · gradtutor</title>",
-        f"<style>{_CSS}</style></head><body>",
-        "<h1>Class report</h1>",
-        f"<p class='sub'>{esc(str(course_dir))} · generated "
-        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC</p>",
-        "<div class='cards'>",
-        _card(str(n_students), "students"),
-        _card(f"{graded} / {len(summary.results)}", "submissions graded"),
-        _card(f"{statistics.median(percents):.0f}%" if percents else "–", "median score"),
-        _card(str(len(summary.misconceptions)), "misconceptions seen"),
-        "</div>",
-        "<h2>Re-teach first</h2>",
-    ]
-    if summary.misconceptions:
-        parts.append("<p>Ranked by the number of students who showed the misconception, then by "
-                     "how often it appeared.</p><ol class='reteach'>")
-        for m in summary.misconceptions[:10]:
-            where = ", ".join(f"{e} ({c})" for e, c in m.exercises.most_common())
-            parts.append(
-                f"<li><b>{esc(m.name)}</b> <code>{esc(m.id)}</code>: {len(m.students)} of "
-                f"{n_students} students, {m.occurrences} answers; seen in {esc(where)}."
-                f"<div class='why'>{esc(_explanation(m))}</div>"
-                f"<details><summary>Students affected</summary>"
-                f"{esc(', '.join(sorted(m.students)))}</details></li>")
-        parts.append("</ol>")
-        parts.append(_img(misconception_bars(summary)))
-    else:
-        parts.append("<p>No known misconception was diagnosed in any answer.</p>")
-    parts += ["<h2>Score distribution</h2>", _img(score_histogram(summary)),
-              "<h2>Success per exercise</h2>", _img(exercise_bars(summary)),
-              _exercise_table(summary)]
-    parts += _analysis_html(summary)
-    if summary.missing:
-        parts.append("<h2>Not submitted</h2><table><tr><th>student</th><th>assignment</th></tr>")
-        parts += [f"<tr><td>{esc(st)}</td><td>{esc(a)}</td></tr>" for st, a in summary.missing]
-        parts.append("</table>")
-    if summary.failed or unreadable:
-        parts.append("<h2>Submissions that could not be graded</h2><table><tr><th>student</th>"
-                     "<th>assignment</th><th>reason</th></tr>")
-        for r in summary.failed:
-            parts.append(f"<tr><td>{esc(r['student'])}</td><td>{esc(r['assignment'])}</td>"
-                         f"<td>{esc(str(r.get('reason') or ''))}</td></tr>")
-        for path in unreadable:
-            parts.append(f"<tr><td colspan=2>{esc(path)}</td><td>unreadable results file</td></tr>")
-        parts.append("</table>")
-    parts.append("<p class='sub'>Also written: exercises.csv, misconceptions.csv, students.csv, "
-                 "submissions.csv, unexplained.csv, items.csv, student_misconceptions.csv."
-                 "</p></body></html>")
-    return "\n".join(parts)
-
-
-def _analysis_html(summary: ClassSummary) -> list[str]:
-    """Unexplained wrong answers, item analysis, misconceptions per student."""
-    esc = html.escape
-    parts = ["<h2>Unexplained wrong answers</h2>"]
-    found = analysis.unexplained(summary.results)
-    if found:
-        parts.append(f"<p>Wrong answers that {analysis.MIN_SHARED} or more students gave and no "
-                     "listed wrong answer explains: the next entries for the units. Each comes "
-                     "with a <code>Wrong(...)</code> to paste into the unit's <code>wrong=(...)"
-                     "</code>; then <code>gradtutor regrade</code> diagnoses them.</p>")
-        for g in found:
-            slip = (f"; matches the generic slip <b>{esc(misconceptions.name(g.slip))}</b>"
-                    if g.slip else "; matches no generic slip")
-            parts.append(
-                f"<h3><code>{esc(g.exercise)}</code> ({esc(g.assignment)}): {len(g.students)} "
-                f"students{slip}</h3><p>Their answer at the shown values: "
-                f"<code>{esc(analysis._literal(g.plain))}</code></p>"
-                f"<details><summary>Students</summary>{esc(', '.join(g.students))}</details>"
-                f"<pre>{esc(g.entry)}</pre>")
-    else:
-        parts.append(f"<p>No wrong answer shared by {analysis.MIN_SHARED} or more students is "
-                     "left unexplained.</p>")
-    parts += ["<h2>Item analysis</h2>",
-              "<p>Difficulty: the mean share of the exercise's points (1 = everyone right). "
-              "Discrimination: the point-biserial correlation between the exercise's score and "
-              "the rest of the assignment; under "
-              f"{analysis.REVIEW_BELOW} the exercise does not tell strong from weak students.</p>",
-              _img(analysis.item_chart(summary.items), "image/png"),
-              "<table><tr><th>assignment</th><th>exercise</th><th>submissions</th>"
-              "<th>difficulty</th><th>discrimination</th><th>verdicts</th><th>note</th></tr>"]
-    for i in summary.items:
-        verdicts = ", ".join(f"{OUTCOMES.get(v, (v,))[0]} {n}" for v, n in i.verdicts.most_common())
-        disc = "–" if i.discrimination is None else f"{i.discrimination:.2f}"
-        parts.append(f"<tr><td>{esc(i.assignment)}</td><td><code>{esc(i.exercise)}</code></td>"
-                     f"<td class='n'>{i.submissions}</td><td class='n'>{i.difficulty:.2f}</td>"
-                     f"<td class='n'>{disc}</td><td>{esc(verdicts)}</td><td>{esc(i.flag)}</td></tr>")
-    parts.append("</table>")
-    per_student = analysis.student_misconceptions(summary.results)
-    parts.append("<h2>Misconceptions per student</h2>")
-    if per_student:
-        parts.append("<p>Each misconception a student showed, with the chapters it showed in; "
-                     "students with one seen in several chapters first.</p><table><tr>"
-                     "<th>student</th><th>misconceptions (chapters)</th></tr>")
-        for student, seen in per_student.items():
-            cells = "; ".join(f"{misconceptions.name(m)} ({', '.join(a)})" for m, a in seen.items())
-            parts.append(f"<tr><td>{esc(student)}</td><td>{esc(cells)}</td></tr>")
-        parts.append("</table>")
-    else:
-        parts.append("<p>No student showed a known misconception.</p>")
-    return parts
-
-
-def _exercise_table(summary: ClassSummary) -> str:
-    esc = html.escape
-    rows = ["<table><tr><th>assignment</th><th>exercise</th><th>correct</th><th>mean score</th>"
-            "<th>submissions</th><th>most common misconception</th></tr>"]
-    for s in summary.exercises:
-        top = s.misconceptions.most_common(1)
-        mis = f"{misconceptions.name(top[0][0])} ({top[0][1]})" if top else ""
-        rows.append(f"<tr><td>{esc(s.assignment)}</td><td><code>{esc(s.id)}</code></td>"
-                    f"<td class='n'>{100 * s.success_rate:.0f}%</td>"
-                    f"<td class='n'>{100 * s.mean_score:.0f}%</td>"
-                    f"<td class='n'>{s.submissions}</td><td>{esc(mis)}</td></tr>")
-    rows.append("</table>")
-    return "\n".join(rows)
+    graded = sum(r.get("status") == "graded" for r in summary.results)
+    cards = [(str(len(summary.students)), "students"),
+             (f"{graded} / {len(summary.results)}", "submissions graded"),
+             (f"{statistics.median(percents):.0f}%" if percents else "–", "median score"),
+             (str(len(summary.misconceptions)), "misconceptions seen")]
+    return pages.render(
+        "report.html.j2",
+        course_dir=str(course_dir),
+        generated=f"{datetime.now(UTC):%Y-%m-%d %H:%M}",
+        cards=cards,
+        n_students=len(summary.students),
+        reteach=[(m, _explanation(m)) for m in summary.misconceptions[:10]],
+        misconception_chart=misconception_bars(summary),
+        score_chart=score_histogram(summary),
+        exercise_chart=exercise_bars(summary),
+        exercises=summary.exercises,
+        unexplained=analysis.unexplained(summary.results),
+        min_shared=analysis.MIN_SHARED,
+        items=summary.items,
+        item_chart=analysis.item_chart(summary.items),
+        review_below=analysis.REVIEW_BELOW,
+        per_student=analysis.student_misconceptions(summary.results),
+        missing=summary.missing,
+        failed=[(r["student"], r["assignment"], str(r.get("reason") or "")) for r in summary.failed],
+        unreadable=unreadable,
+        misconception_name=misconceptions.name,
+        literal=analysis.literal,
+        outcome=_outcome,
+    )
 
 
 def roster(course_dir: Path, assignments: list[str] | None = None) -> dict[str, list[str]]:
