@@ -1,12 +1,13 @@
-"""The class report: what a class got right, and what to re-teach first.
+"""Trusted side: the class report: what a class got right, and what to re-teach first.
 
     gradtutor report COURSE_DIR [--out DIR]
 
 Reads the results the batch grader writes (``COURSE_DIR/gradtutor/results/<assignment>/
-<student>.json``) and writes ``report.html`` (self-contained: charts are embedded SVG with alt
-text) plus ``exercises.csv``, ``misconceptions.csv`` and ``students.csv``. Misconceptions are
-ranked by how many students show them, then by how often: the top of the list is what to
-re-teach first.
+<student>.json``, as the gradebook has them now: ``store.reconcile``) and writes
+``report.html`` (self-contained: charts are embedded SVG with alt text) plus CSV files
+(``exercises.csv``, ``misconceptions.csv``, ``students.csv`` and more, listed at the end of the
+page). Misconceptions are ranked by how many students show them, then by how often: the top of
+the list is what to re-teach first.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import sqlite3
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from autograder.contract import SubmissionResult
+from gradtutor.course import Course
 from gradtutor.key import misconceptions, registry
-from gradtutor.records import sheet, store
+from gradtutor.records import gradebook, sheet, store
 from gradtutor.reports import analysis
 
-RESULTS = Path("gradtutor") / "results"
 # verdict -> (label, colour); "failed" is a submission the grader could not read or run
 OUTCOMES = {
     "correct": ("correct", "#1a7f37"),
@@ -44,10 +44,10 @@ BAR_ORDER = ("correct", "partial", "wrong", "invalid", "not_answered", "failed")
 # ---------------------------------------------------------------- reading and counting
 
 
-def load_results(course_dir: Path) -> tuple[list[SubmissionResult], list[str]]:
+def load_results(course: Course) -> tuple[list[SubmissionResult], list[str]]:
     """Every results file, and the files that could not be read (never fatal)."""
     unreadable: list[str] = []
-    return store.load_results(course_dir, unreadable=unreadable), unreadable
+    return store.load_results(course, unreadable=unreadable), unreadable
 
 
 @dataclass
@@ -490,39 +490,29 @@ def _exercise_table(summary: ClassSummary) -> str:
     return "\n".join(rows)
 
 
-def roster(course_dir: Path, assignments: list[str] | None = None) -> dict[str, list[str]]:
-    """Every student in the gradebook, with the assignments expected of them (all released ones)."""
-    db = course_dir / "gradebook.db"
-    if not db.exists():
-        return {}
-    with sqlite3.connect(db) as conn:
-        students = [row[0] for row in conn.execute("SELECT id FROM student ORDER BY id")]
-        names = [row[0] for row in conn.execute("SELECT name FROM assignment ORDER BY name")]
-    names = [a for a in names if not assignments or a in assignments]
-    return {st: names for st in students}
-
-
-def write_report(course_dir: Path, out: Path | None = None,
-                 assignments: list[str] | None = None) -> Path | None:
-    """Write the report (of these assignments); ``None`` when there is nothing graded."""
-    results, unreadable = load_results(course_dir)
-    results = store.reconcile(course_dir, [r for r in results
-                                           if not assignments or r["assignment"] in assignments])
+def write_report(course: Course, out: Path | None = None, assignments: list[str] | None = None,
+                 *, shown_as: Path | None = None) -> Path | None:
+    """Write the report (of these assignments); ``None`` when there is nothing graded.
+    ``shown_as``: the course folder as the page names it (default: where it is)."""
+    results, unreadable = load_results(course)
+    results = store.reconcile(course, [r for r in results
+                                       if not assignments or r["assignment"] in assignments])
     if not results:
         return None
-    out = out or course_dir / "reports"
+    out = out or course.reports_dir
     out.mkdir(parents=True, exist_ok=True)
-    summary = summarise(results, roster(course_dir, assignments))
+    summary = summarise(results, gradebook.roster(course, assignments))
     write_csvs(summary, out)
     page = out / "report.html"
-    page.write_text(render_html(summary, course_dir, unreadable))
+    page.write_text(render_html(summary, shown_as or course.root, unreadable))
     return page
 
 
 def report_cli(*, course_dir: Path, out: Path | None, assignment: list[str] | None = None) -> int:
-    page = write_report(course_dir, out, assignment)
+    course = Course.at(course_dir)
+    page = write_report(course, out, assignment, shown_as=course_dir)
     if page is None:
-        print(f"No results under {course_dir / RESULTS}: grade the class first "
+        print(f"No results under {course.results_dir}: grade the class first "
               f"(gradtutor grade {course_dir}).")
         return 1
     print(f"Wrote {page} (and exercises.csv, misconceptions.csv, students.csv, submissions.csv, "
