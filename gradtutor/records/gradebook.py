@@ -10,6 +10,9 @@ Reads are plain SQL, in one query each: opening nbgrader's ``Gradebook`` writes 
 its tables and the course's row), and its objects load one submission at a time. The gradebook
 is opened read-write even to read it: a grader killed mid-transaction leaves a hot journal that
 only a writable connection can roll back (a read-only one fails).
+
+nbgrader itself (SQLAlchemy, its preprocessors: seconds to import) is imported by the functions
+that write or score, so the reports, which only read, never pay for it.
 """
 
 from __future__ import annotations
@@ -22,8 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_core.paths import jupyter_config_path
-from nbgrader.api import Gradebook
-from nbgrader.preprocessors import AssignLatePenalties
 from traitlets.config import Config, PyFileConfigLoader
 
 from gradtutor.course import Course
@@ -139,6 +140,8 @@ def recorded(course: Course) -> Recorded | None:
 
 def scores(course: Course) -> dict[Key, float | None]:
     """(student, assignment, grade_id) -> auto_score, through nbgrader's API."""
+    from nbgrader.api import Gradebook  # seconds to import: see the module's docstring
+
     out = {}
     with Gradebook(course.db_url) as gb:
         for assignment in gb.assignments:
@@ -151,8 +154,10 @@ def scores(course: Course) -> dict[Key, float | None]:
 
 # --- writing: nbgrader's API ----------------------------------------------------------------------
 
-def open_gradebook(course: Course) -> Gradebook:
+def open_gradebook(course: Course) -> Any:
     """nbgrader's Gradebook of the course, under the course id its assignments have."""
+    from nbgrader.api import Gradebook  # seconds to import: see the module's docstring
+
     return Gradebook(course.db_url, course_id(course))
 
 
@@ -173,6 +178,8 @@ class LatePenalties:
     submission whose auto scores are stored: the same penalty ``nbgrader autograde`` gives."""
 
     def __init__(self, course: Course) -> None:
+        from nbgrader.preprocessors import AssignLatePenalties  # seconds: see the module's docstring
+
         self.step = AssignLatePenalties(config=nbgrader_config(course))
         self.step.init_plugin()
 

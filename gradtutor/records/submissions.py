@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from nbgrader.utils import parse_utc
-
 from gradtutor.course import Course
 from gradtutor.records.files import read_small
 
@@ -38,6 +36,8 @@ class Cell:
 
 def submitted_at(course: Course, student: str, assignment: str) -> datetime | None:
     """nbgrader's own rule: the submission folder's timestamp.txt, if there is one."""
+    from nbgrader.utils import parse_utc  # nbgrader takes seconds to import; the reports never need it
+
     text = read_small(course.root, course.submitted_parts(student, assignment, "timestamp.txt"))
     try:
         return parse_utc(text.strip()) if text is not None else None

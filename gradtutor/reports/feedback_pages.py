@@ -43,11 +43,11 @@ def feedback_cli(*, course_dir: Path) -> int:
     course = Course.at(course_dir)
     results = reconcile(course, load_results(course))
     if not results:
-        print(f"gradtutor feedback: no results under {course_dir}/gradtutor/results; run "
+        print(f"gradtutor feedback: no results under {course.results_dir}; run "
               "`gradtutor grade` first.", file=sys.stderr)
         return 1
     merged = sum(write_pages(course, result) for result in results)
-    print(f"Wrote {len(results)} feedback page(s) to {course_dir / 'feedback'}"
+    print(f"Wrote {len(results)} feedback page(s) to {course.feedback}"
           f"/<student>/<assignment>/feedback.html, and put them into {merged} page(s) that "
           "`nbgrader release_feedback` hands out.", file=sys.stderr)
     return 0
