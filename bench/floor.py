@@ -67,13 +67,14 @@ def main() -> None:
     args = parser.parse_args()
     limits = Limits()
     from autograder.sandbox.zygote import warm_up
-    from gradtutor.grading.batch import _lesson_imports
-    from gradtutor.grading.submission import source_notebooks
+    from gradtutor.course import Course
+    from gradtutor.grading.submission import lesson_imports
     from gradtutor.key import answer_key
 
     assignments = sorted({p.parent.name for p in (args.course / "source").glob("*/*.ipynb")})
     # as warm as the grader's zygote (the same warm-up: imports, torch's lazy paths, headless)
-    warm_up(_lesson_imports({a: source_notebooks(args.course, a) for a in assignments}))
+    course = Course.at(args.course)
+    warm_up(lesson_imports({a: course.source_notebooks(a) for a in assignments}))
     for eid in answer_key.ids():  # the self-check cells judge here; the references are ready
         answer_key.check_for(eid)
     notebooks = sorted((args.course / "submitted").glob("*/*/*.ipynb"))

@@ -21,6 +21,7 @@ import pytest
 from autograder.judge import judge, same
 from autograder.plain import to_plain
 from gradtutor.authoring import demo
+from gradtutor.course import Course
 from gradtutor.key import misconceptions, registry
 from gradtutor.key.answer_key import coinciding, reference, run_at
 from gradtutor.nbcells import grade_id
@@ -171,7 +172,7 @@ def judged_course(tmp_path_factory) -> tuple[Path, dict]:
     course = tmp_path_factory.mktemp("judged")
     plan = demo.class_plan(EXS, STUDENTS, SEED)
     plan = {s: e for s, e in plan.items() if e["profile"] != "infinite_loop"}
-    folder = course / report.RESULTS / CHAPTER.slug
+    folder = Course.at(course).results_dir / CHAPTER.slug
     folder.mkdir(parents=True)
     for student, entry in plan.items():
         entry["answers"] = {eid: c if c not in (demo.DELETED_ANSWER, demo.DELETED_GRADE)

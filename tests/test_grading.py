@@ -25,6 +25,7 @@ from autograder.sandbox.limits import Limits, uid_block
 from autograder.sandbox.zygote import Snapshot
 from autograder.selfcheck import grade
 from gradtutor.authoring import cells
+from gradtutor.course import Course
 from gradtutor.grading import forkserver, scoring, submission
 from gradtutor.grading.forkserver import Outcome
 from gradtutor.grading.submission import Submission, Unreadable
@@ -68,7 +69,7 @@ def test_enormous_file_is_refused_while_reading(tmp_path: Path, monkeypatch) -> 
     path = tmp_path / "submitted" / "ann" / "ch" / "nb.ipynb"
     path.write_text(nbformat.writes(source_nb()) + " " * 2000)
     with pytest.raises(Unreadable, match="the limit"):
-        submission.read(Submission("ann", "ch", "nb", path), tmp_path)
+        submission.read(Submission("ann", "ch", "nb", path), Course.at(tmp_path))
 
 
 # --- sanitising: what nbgrader's OverwriteCells/DeduplicateIds/add_missing_cells do ------------
@@ -273,7 +274,7 @@ def test_autograded_notebook_is_valid_nbformat_with_the_verdict(tmp_path: Path) 
     result = scoring.result(outcome(msg, {"type": "done"}), source, Limits())
     sub = Submission("ann", "ch", "nb", tmp_path / "nb.ipynb")
     nb = store.autograded_notebook(submission.sanitise(source.cells, source), source, result)
-    store.write_autograded(tmp_path, sub, nb)
+    store.write_autograded(Course.at(tmp_path), sub, nb)
     written = nbformat.read(tmp_path / "autograded" / "ann" / "ch" / "nb.ipynb", as_version=4)
     nbformat.validate(written)
     graded = [c for c in written.cells if is_grade(c)]

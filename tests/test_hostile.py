@@ -23,7 +23,8 @@ from hostile import kit
 from hostile.corpus import CASES, TOKEN, Case, Context
 
 from autograder.sandbox.limits import uid_block
-from gradtutor.records.store import gradebook_scores, results_path
+from gradtutor.course import Course
+from gradtutor.records import gradebook
 
 pytestmark = pytest.mark.slow
 WORKERS = 2
@@ -32,6 +33,14 @@ WORKERS = 2
 LIMITS = "Limits(cell_seconds=8, notebook_seconds=30, memory_mib=1024)"
 CLASSMATE = "zz_classmate"
 EARLY_CLASSMATE = "aa_classmate"  # graded first: writes TOKEN into every answer cell
+
+
+def gradebook_scores(course: Path) -> dict:
+    return gradebook.scores(Course.at(course))
+
+
+def results_path(course: Path, assignment: str, student: str) -> Path:
+    return Course.at(course).results_path(assignment, student)
 
 
 def grade(course: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -304,7 +313,7 @@ def test_grader_failures_are_not_graded_and_retried() -> None:
     released = kit.make_course(course, chapter)
     for student in ("ann", "bob", "cid"):
         kit.submit(course, student, chapter, kit.answered(released, kit.solution))
-    full_disk = ("import errno\nfrom autograder.grading import store\n_write = store.write_result\n"
+    full_disk = ("import errno\nfrom gradtutor.records import store\n_write = store.write_result\n"
                  "def write_result(course_dir, result):\n"
                  "    if result['student'] == 'bob':\n"
                  "        raise OSError(errno.ENOSPC, 'No space left on device')\n"

@@ -22,12 +22,13 @@ from pathlib import Path
 import pytest
 
 from autograder.contract import read_result
+from gradtutor.course import Course
 from gradtutor.grading import regrade
 from gradtutor.grading.scoring import judged
 from gradtutor.key import registry
 from gradtutor.key.answer_key import fingerprint, grader_fingerprint, run_at
 from gradtutor.nbcells import grade_id
-from gradtutor.records import sheet, store
+from gradtutor.records import gradebook, sheet, store
 from gradtutor.reports import analysis, export, report
 
 REPO = Path(__file__).resolve().parents[1]
@@ -174,7 +175,7 @@ GRAD_FN = {"s01": "z_grad_fn = 'MulBackward0'", "s02": "z_grad_fn = 'MulBackward
 @pytest.fixture(scope="module")
 def planted_course(tmp_path_factory) -> Path:
     course = tmp_path_factory.mktemp("planted")
-    folder = store.results_dir(course) / CHAPTER.slug
+    folder = Course.at(course).results_dir / CHAPTER.slug
     folder.mkdir(parents=True)
     grad_fn = registry.get("grad_fn_z")
     for student in [*PLANTED, "s09", "s10"]:
@@ -184,7 +185,7 @@ def planted_course(tmp_path_factory) -> Path:
         if student in ("s09", "s10"):  # two weak students: everything blank but one exercise
             answers = {eid: registry.get(eid).starter() for eid in CHAPTER.exercise_ids()
                        if eid != "chain_xyz"}
-        store.write_result(course, _result(student, answers))
+        store.write_result(Course.at(course), _result(student, answers))
     assert grad_fn.id in CHAPTER.exercise_ids()
     assert report.report_cli(course_dir=course, out=None) == 0
     return course
@@ -246,7 +247,7 @@ def test_item_analysis_difficulty_and_discrimination(planted_course) -> None:
     assert int(xyz["correct"]) == 2 and int(xyz["wrong"]) == 8
     # the two students right here are the two who left everything else blank: negative
     assert float(xyz["discrimination"]) < 0 and xyz["note"].startswith("negative")
-    results = store.load_results(planted_course)
+    results = store.load_results(Course.at(planted_course))
     share = [next(e for e in r["exercises"] if e["id"] == "chain_xyz")["points"] for r in results]
     rest = [sum(e["points"] for e in r["exercises"] if e["id"] != "chain_xyz") for r in results]
     import statistics
@@ -292,7 +293,7 @@ def exported(tmp_path_factory) -> tuple[Path, dict]:
     scores = {}
     for n, sid in enumerate(HOSTILE_IDS[:-1]):  # "plain" submitted nothing
         r = _result(sid, {"chain_xyz": "grads_xyz = [1.0, 1.0, x0 + y0]"} if n % 2 else {})
-        store.write_result(course, r)
+        store.write_result(Course.at(course), r)
         scores[sid] = r["score"]
     assert export.export_cli(course_dir=course, canvas=course / "canvas.csv",
                              csv=course / "scores.csv", section="A1") == 0
@@ -330,7 +331,7 @@ def test_export_csv_has_one_row_per_student_and_assignment(exported) -> None:
 def test_every_csv_the_project_writes_escapes_formulas(exported, tmp_path) -> None:
     course, _ = exported
     assert report.report_cli(course_dir=course, out=tmp_path / "r") == 0
-    store.write_csv(tmp_path / "grade.csv", store.load_results(course))
+    store.write_csv(tmp_path / "grade.csv", store.load_results(Course.at(course)))
     written = [*sorted((tmp_path / "r").glob("*.csv")), tmp_path / "grade.csv",
                course / "canvas.csv", course / "scores.csv"]
     assert len(written) == 10
@@ -391,11 +392,11 @@ def _cli(*args: str, units: Path | None = None) -> subprocess.CompletedProcess:
 
 
 def _entries(course: Path) -> dict[tuple[str, str], dict]:
-    return {(r["student"], e["id"]): e for r in store.load_results(course) for e in r["exercises"]}
+    return {(r["student"], e["id"]): e for r in store.load_results(Course.at(course)) for e in r["exercises"]}
 
 
 def _auto_scores(course: Path) -> dict:
-    return store.gradebook_scores(course)
+    return gradebook.scores(Course.at(course))
 
 
 @pytest.fixture(scope="module")
@@ -473,7 +474,7 @@ def test_regrade_after_a_new_wrong_answer_diagnoses_it(graded_demo, tmp_path) ->
     unexplained = _rows(course / "reports" / "unexplained.csv")
     assert [r["who"] for r in unexplained if r["exercise"] == "chain_xyz"] == ["student001 student008"]
     # a hostile results file beside them: it must not stop the batch
-    bad = store.results_path(course, CHAPTER.slug, "student999")
+    bad = Course.at(course).results_path(CHAPTER.slug, "student999")
     bad.write_text(json.dumps({"exercises": [{"id": "chain_xyz", "points": 1, "max_points": 1,
                                               "answers": "rm -rf /"}]}))
     before = _entries(course)
@@ -518,13 +519,13 @@ def test_regrade_after_a_points_change_scores_out_of_the_new_maximum(graded_demo
         factor = 3 if eid == "chain_xyz" else 1
         assert e["max_points"] == old["max_points"] * factor
         assert e["points"] == pytest.approx(old["points"] * factor)
-    with Gradebook(store.db_url(course)) as gb:
+    with Gradebook(Course.at(course).db_url) as gb:
         assert gb.find_grade_cell("chain_xyz", CHAPTER.slug, CHAPTER.slug).max_score == 3.0
     source = json.loads((course / "source" / CHAPTER.slug / f"{CHAPTER.slug}.ipynb").read_text())
     cell = next(c for c in source["cells"]
                 if grade_id(c) == "chain_xyz")
     assert cell["metadata"]["nbgrader"]["points"] == 3.0
-    scores = store.gradebook_scores(course)
+    scores = gradebook.scores(Course.at(course))
     for (student, eid), e in _entries(course).items():
         if eid == "chain_xyz":
             assert scores[(student, CHAPTER.slug, eid)] == pytest.approx(e["points"])

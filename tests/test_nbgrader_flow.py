@@ -25,12 +25,17 @@ from hostile import kit
 from nbformat.v4 import new_code_cell
 
 from gradtutor.authoring import build
+from gradtutor.course import Course
 from gradtutor.key import registry
 from gradtutor.nbcells import grade_id, is_grade
-from gradtutor.records.store import gradebook_scores
+from gradtutor.records import gradebook
 
 pytestmark = pytest.mark.slow
 GRADTUTOR = str(Path(sys.executable).parent / "gradtutor")
+
+
+def _scores(course: Path) -> dict:
+    return gradebook.scores(Course.at(course))
 
 
 def _class(released: nbformat.NotebookNode) -> dict[str, nbformat.NotebookNode]:
@@ -86,7 +91,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def test_same_scores_as_nbgrader_autograde(graded: dict) -> None:
-    ours, theirs = gradebook_scores(graded["ours"]), gradebook_scores(graded["theirs"])
+    ours, theirs = _scores(graded["ours"]), _scores(graded["theirs"])
     assert set(ours) == set(theirs)
     assert len(ours) == len(graded["students"]) * len(graded["exercises"])
     differ = {k: (ours[k], theirs[k]) for k in ours
@@ -96,7 +101,7 @@ def test_same_scores_as_nbgrader_autograde(graded: dict) -> None:
 
 def test_only_gradtutor_resists_a_patched_grade_function(graded: dict) -> None:
     """Judging in the student's kernel can be fooled; judging plain data outside cannot."""
-    ours, theirs = gradebook_scores(graded["ours"]), gradebook_scores(graded["theirs"])
+    ours, theirs = _scores(graded["ours"]), _scores(graded["theirs"])
     slug = graded["chapter"].slug
     for ex in graded["exercises"]:
         assert theirs[(CHEATER, slug, ex.id)] == ex.points  # nbgrader autograde is fooled
@@ -104,7 +109,7 @@ def test_only_gradtutor_resists_a_patched_grade_function(graded: dict) -> None:
 
 
 def test_scores_mean_what_they_should(graded: dict) -> None:
-    scores, slug = gradebook_scores(graded["ours"]), graded["chapter"].slug
+    scores, slug = _scores(graded["ours"]), graded["chapter"].slug
     for ex in graded["exercises"]:
         full = ex.points
         assert scores[("solution", slug, ex.id)] == full
@@ -149,15 +154,13 @@ def test_csv_and_results_files(graded: dict) -> None:
 
 
 def _graded_at(course: Path, slug: str) -> dict[str, str]:
-    from gradtutor.records.store import results_path
-
-    return {s: json.loads(results_path(course, slug, s).read_text())["graded_at"]
+    return {s: json.loads(Course.at(course).results_path(slug, s).read_text())["graded_at"]
             for s in (p.name for p in (course / "submitted").iterdir())}
 
 
 def test_rerun_skips_graded_and_force_regrades(graded: dict) -> None:
     slug = graded["chapter"].slug
-    before, stamps = gradebook_scores(graded["ours"]), _graded_at(graded["ours"], slug)
+    before, stamps = _scores(graded["ours"]), _graded_at(graded["ours"], slug)
     again = subprocess.run([GRADTUTOR, "grade", str(graded["ours"])], capture_output=True, text=True)
     assert again.returncode == 0
     assert f"{len(graded['students'])} already graded, 0 to grade" in again.stderr
@@ -169,7 +172,7 @@ def test_rerun_skips_graded_and_force_regrades(graded: dict) -> None:
     assert f"0 already graded, {len(graded['students'])} to grade" in forced.stderr
     after = _graded_at(graded["ours"], slug)
     assert set(after) == set(stamps) and all(after[s] != stamps[s] for s in stamps)  # all regraded
-    assert gradebook_scores(graded["ours"]) == before
+    assert _scores(graded["ours"]) == before
 
 
 def test_shards_then_gather_fill_the_same_gradebook(graded: dict) -> None:
@@ -184,12 +187,12 @@ def test_shards_then_gather_fill_the_same_gradebook(graded: dict) -> None:
     assert all(f"in shard {i}/2" in log for i, log in enumerate(logs))
     assert sorted(int(log.split(" submission(s) found")[0].split()[-1]) for log in logs) == \
         [half, len(graded["students"]) - half]
-    assert gradebook_scores(course) == {}  # shards leave the gradebook alone
+    assert _scores(course) == {}  # shards leave the gradebook alone
     gathered = subprocess.run([GRADTUTOR, "grade", str(course), "--gather"], capture_output=True,
                               text=True)
     assert gathered.returncode == 0, gathered.stderr
     assert f"Gathered {len(graded['students'])} result(s)" in gathered.stderr
-    assert gradebook_scores(course) == gradebook_scores(graded["ours"])
+    assert _scores(course) == _scores(graded["ours"])
 
 
 def test_shard_argument_explains_itself() -> None:
@@ -309,7 +312,7 @@ def test_isolated_nbgrader_autograde_is_not_fooled(graded: dict) -> None:
         build.nbgrader("autograde", graded["chapter"].slug, "--force", course=iso)
     finally:
         del os.environ["GRADTUTOR_ISOLATED"]
-    isolated, ours = gradebook_scores(iso), gradebook_scores(graded["ours"])
+    isolated, ours = _scores(iso), _scores(graded["ours"])
     slug = graded["chapter"].slug
     for ex in graded["exercises"]:
         assert isolated[(CHEATER, slug, ex.id)] == ours[(CHEATER, slug, ex.id)] == 0

@@ -123,11 +123,11 @@ def test_late_penalties_are_nbgraders(graded: dict, method: str) -> None:
 def test_results_files_carry_the_lateness(graded: dict) -> None:
     import json
 
-    from gradtutor.records.store import results_path
+    from gradtutor.course import Course
 
-    course, slug = graded["zero"]["course"], kit.first_chapter().slug
-    late = json.loads(results_path(course, slug, "late").read_text())
-    ontime = json.loads(results_path(course, slug, "ontime").read_text())
+    course, slug = Course.at(graded["zero"]["course"]), kit.first_chapter().slug
+    late = json.loads(course.results_path(slug, "late").read_text())
+    ontime = json.loads(course.results_path(slug, "ontime").read_text())
     assert late["seconds_late"] == 32.5 * 3600 and late["penalty"] == late["score"] > 0
     assert ontime["seconds_late"] == 0 and ontime["penalty"] == 0
 

@@ -1,8 +1,10 @@
 """Trusted side: one grading run. Untrusted notebooks in, judged answers out.
 
-    submission.py        find submissions; read them safely; sanitise a notebook (locked cells restored)
-    forkserver.py        the parent's side of the sandbox: start the zygote, hand each child its job,
-                         read its typed messages, enforce the deadlines (the child is autograder.sandbox)
+    submission.py        find submissions; read them safely; sanitise a notebook (locked cells restored);
+                         ``load``: one submission as the job its sandbox child runs
+    forkserver.py        the parent's side of the sandbox: copy the runtime, start the zygote, hand
+                         each child its job, read its typed messages, enforce the deadlines (the
+                         child is autograder.sandbox)
     scoring.py           the child's messages judged and scored (never runs student code)
     batch.py             ``gradtutor grade``: all of the above, in parallel, resumable
     regrade.py           ``gradtutor regrade``: stored answers judged again against the current units

@@ -1,4 +1,4 @@
-"""``gradtutor grade COURSE_DIR``: grade every submission, in parallel, safely, resumably.
+"""Trusted side: ``gradtutor grade COURSE_DIR``: grade every submission, in parallel, safely, resumably.
 
     find submissions ─► skip the ones already graded (unless --force)
     read each notebook once, safely ─► sanitised cells + the variants' setup code = one job
@@ -11,52 +11,43 @@ bug here) leaves the submission not graded: nothing is stored, and the next run 
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import os
-import re
-import sqlite3
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from autograder.contract import CellFailed
 from autograder.sandbox.limits import Limits
-from gradtutor.grading.submission import (
-    Cell,
-    Submission,
-    Unreadable,
-    find,
-    grade_cells,
-    read,
-    sanitise,
-    source_notebooks,
-)
-from gradtutor.nbcells import is_solution
-from gradtutor.records import store
+from gradtutor.course import Course, grade_ids
+from gradtutor.grading import forkserver, scoring
+from gradtutor.grading.forkserver import NEEDS_ROOT
+from gradtutor.grading.submission import Submission, find, lesson_imports, load
+from gradtutor.key import registry
+from gradtutor.key.answer_key import check_for, fingerprint, grader_fingerprint
+from gradtutor.records import gradebook, store
 
 Group = tuple[str, str]  # (student, assignment)
-NEEDS_ROOT = ("gradtutor grade needs root, to run each submission as its own user in its own mount "
-              "namespace: run it with sudo, as root in a container (docs/grading.md), or with rootless "
-              "podman (`podman run --userns=auto ...`).")
 
 
 def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, csv: Path | None,
               force: bool, shard: tuple[int, int] | None = None, gather: bool = False,
               limits: Limits | None = None) -> int:
-    course_dir = course_dir.resolve()
+    course = Course.at(course_dir)
     if os.geteuid() != 0 and not gather:
         print(NEEDS_ROOT, file=sys.stderr)
         return 2
-    problem = _check_course(course_dir, assignment)
+    problem = _check_course(course, assignment)
     if problem:
         print(f"gradtutor grade: {problem}", file=sys.stderr)
         return 2
     if gather:
-        return _gather(course_dir, assignment, csv)
-    subs = find(course_dir, assignment)
+        return _gather(course, assignment, csv)
+    subs = find(course, assignment)
     groups: dict[Group, list[Submission]] = defaultdict(list)
     for sub in subs:
         groups[(sub.student, sub.assignment)].append(sub)
@@ -65,21 +56,21 @@ def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, c
         groups = _share(groups, *shard)
         share = (f" in shard {shard[0]}/{shard[1]} ({len({g[0] for g in groups})} students; "
                  "results files only, gather them into the gradebook with --gather)")
-    todo = {g: s for g, s in groups.items() if force or not _up_to_date(course_dir, g, s)}
+    todo = {g: s for g, s in groups.items() if force or not _up_to_date(course, g, s)}
     print(f"{len(groups)} submission(s) found{share}, {len(groups) - len(todo)} already graded, "
           f"{len(todo)} to grade with {workers} worker(s).", file=sys.stderr)
-    stale = stale_units(store.load_results(course_dir, assignment),
+    stale = stale_units(store.load_results(course, assignment),
                         {g for g in groups if g not in todo})
     if stale:
-        print(stale_message(course_dir, stale), file=sys.stderr)
+        print(stale_message(course.root, stale), file=sys.stderr)
     started = time.monotonic()
-    not_graded = _grade(course_dir, todo, workers=workers, limits=limits or Limits(),
-                        gradebook=shard is None) if todo else {}
-    results = store.load_results(course_dir, assignment)
+    not_graded = _grade(course, todo, workers=workers, limits=limits or Limits(),
+                        to_gradebook=shard is None) if todo else {}
+    results = store.load_results(course, assignment)
     if shard is not None:
         results = [r for r in results if (r["student"], r["assignment"]) in groups]
     if csv is not None:
-        store.write_csv(csv, store.reconcile(course_dir, results))
+        store.write_csv(csv, store.reconcile(course, results))
     _summary(results, todo, time.monotonic() - started, csv, not_graded)
     return 1 if not_graded else 0
 
@@ -87,9 +78,6 @@ def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, c
 def stale_units(results: list[dict], graded: set[Group]) -> dict[str, set[Group]]:
     """exercise id -> the graded submissions whose stored grades came from another version of
     its unit (their fingerprint is not the unit's now)."""
-    from gradtutor.key import registry
-    from gradtutor.key.answer_key import fingerprint, grader_fingerprint
-
     known = set(registry.ids())
     out: dict[str, set[Group]] = defaultdict(set)
     for r in results:
@@ -128,49 +116,38 @@ def _share(groups: dict[Group, list[Submission]], index: int, count: int
     return {g: subs for g, subs in groups.items() if g[0] in mine}
 
 
-def _gather(course_dir: Path, assignment: list[str] | None, csv: Path | None) -> int:
+def _gather(course: Course, assignment: list[str] | None, csv: Path | None) -> int:
     """Write every results file into the gradebook, one process, as sharded runs cannot."""
-    from nbgrader.api import Gradebook
-    from tqdm import tqdm
-
-    results = store.load_results(course_dir, assignment)
-    sources = {a: source_notebooks(course_dir, a) for a in {r["assignment"] for r in results}}
-    late = store.LatePenalties(course_dir)
-    with Gradebook(store.db_url(course_dir), _course_id(course_dir)) as gb:
+    results = store.load_results(course, assignment)
+    sources = {a: course.source_notebooks(a) for a in {r["assignment"] for r in results}}
+    late = gradebook.LatePenalties(course)
+    with gradebook.open_gradebook(course) as gb:
         for result in tqdm(results, unit="student", desc="gathering", file=sys.stderr,
                            dynamic_ncols=True):
-            submitted = course_dir / "submitted" / result["student"] / result["assignment"]
-            names = {p.stem for p in submitted.glob("*.ipynb")}
-            result.update(store.save_grades(gb, course_dir, result,
-                                            _grade_ids(sources[result["assignment"]], names), late))
-            store.write_result(course_dir, result)
+            names = course.submitted_notebooks(result["student"], result["assignment"])
+            result.update(store.save_grades(gb, course, result,
+                                            grade_ids(sources[result["assignment"]], names), late))
+            store.write_result(course, result)
     if csv is not None:
-        store.write_csv(csv, store.reconcile(course_dir, results))
-    print(f"Gathered {len(results)} result(s) into {course_dir / 'gradebook.db'}."
+        store.write_csv(csv, store.reconcile(course, results))
+    print(f"Gathered {len(results)} result(s) into {course.gradebook}."
           + (f" Scores written to {csv}." if csv is not None else ""), file=sys.stderr)
     return 0
 
 
-def _grade_ids(sources: dict[str, Any], notebooks: set[str]) -> dict[str, list[str]]:
-    """Notebook name -> its grade cell ids, for the notebooks a student handed in."""
-    return {nb: [gid for gid, _ in grade_cells(src)] for nb, src in sources.items()
-            if nb in notebooks}
-
-
-def _check_course(course_dir: Path, assignment: list[str] | None) -> str:
-    if not (course_dir / "submitted").is_dir():
-        return (f"{course_dir} has no submitted/ folder. Collect submissions first "
+def _check_course(course: Course, assignment: list[str] | None) -> str:
+    if not course.submitted.is_dir():
+        return (f"{course.root} has no submitted/ folder. Collect submissions first "
                 "(nbgrader collect), or make a synthetic class with `gradtutor demo-class`.")
-    if not (course_dir / "gradebook.db").exists():
-        return (f"{course_dir} has no gradebook.db: run `nbgrader generate_assignment "
+    if not gradebook.exists(course):
+        return (f"{course.root} has no gradebook.db: run `nbgrader generate_assignment "
                 "<assignment>` in the course first.")
-    known = {p.parent.name for p in course_dir.glob("source/*/*.ipynb")}
+    known = set(course.source_assignments())
     missing = sorted(set(assignment or []) - known)
     if missing:
         return f"no source notebook for {', '.join(missing)} (known: {', '.join(sorted(known))})."
-    in_db = _gradebook_assignments(course_dir)
-    needed = sorted({p.parent.name for p in course_dir.glob("submitted/*/*/*.ipynb")} & known
-                    - in_db)
+    in_db = set(gradebook.assignment_names(course))
+    needed = sorted(course.submitted_assignments() & known - in_db)
     if assignment:
         needed = [a for a in needed if a in assignment]
     if needed:
@@ -179,22 +156,9 @@ def _check_course(course_dir: Path, assignment: list[str] | None) -> str:
     return ""
 
 
-# The gradebook is opened read-write even to read it: a grader killed mid-transaction leaves a
-# hot journal that only a writable connection can roll back (a read-only one fails).
-def _gradebook_assignments(course_dir: Path) -> set[str]:
-    with sqlite3.connect(course_dir / "gradebook.db") as db:
-        return {row[0] for row in db.execute("SELECT name FROM assignment")}
-
-
-def _course_id(course_dir: Path) -> str:
-    with sqlite3.connect(course_dir / "gradebook.db") as db:
-        row = db.execute("SELECT course_id FROM assignment LIMIT 1").fetchone()
-    return row[0] if row else "default_course"
-
-
-def _up_to_date(course_dir: Path, group: Group, subs: list[Submission]) -> bool:
+def _up_to_date(course: Course, group: Group, subs: list[Submission]) -> bool:
     """Graded before: a results file newer than every file of the submission."""
-    result = store.results_path(course_dir, group[1], group[0])
+    result = course.results_path(group[1], group[0])
     if not result.exists():
         return False
     newest = max((_mtime(p) for s in subs for p in _files(s.path.parent)), default=0.0)
@@ -212,48 +176,39 @@ def _mtime(path: Path) -> float:
     return path.lstat().st_mtime  # never follow a link
 
 
-def _grade(course_dir: Path, todo: dict[Group, list[Submission]], *, workers: int,
-           limits: Limits, gradebook: bool = True) -> dict[Group, str]:
+def _grade(course: Course, todo: dict[Group, list[Submission]], *, workers: int,
+           limits: Limits, to_gradebook: bool = True) -> dict[Group, str]:
     """Grade ``todo``; return the groups left not graded, with the grader's reason."""
-    from gradtutor.grading import forkserver
-
     forkserver.start_reaper()  # while this process is still small
-    sources = {a: source_notebooks(course_dir, a) for a in {g[1] for g in todo}}
+    sources = {a: course.source_notebooks(a) for a in {g[1] for g in todo}}
     try:  # the zygote warms up in its own process while this one reads and prepares
-        sandbox = forkserver.Sandbox(limits=limits, course_dir=course_dir, imports=_lesson_imports(sources))
+        sandbox = forkserver.Sandbox(limits=limits, course_dir=course.root, imports=lesson_imports(sources))
     except (OSError, forkserver.SandboxError) as e:
         return dict.fromkeys(todo, f"the grading sandbox could not start ({e})")
     with sandbox:
-        loaded = {s: _load(course_dir, s, sources[s.assignment][s.notebook]) for subs in todo.values()
+        loaded = {s: load(course, s, sources[s.assignment][s.notebook]) for subs in todo.values()
                   for s in subs}
         _warm_references({e for _, job, _ in loaded.values() if job is not None for e in job.specs})
-        return _run_batch(course_dir, todo, sandbox, sources, loaded, workers=workers, limits=limits,
-                          gradebook=gradebook)
+        return _run_batch(course, todo, sandbox, sources, loaded, workers=workers, limits=limits,
+                          to_gradebook=to_gradebook)
 
 
 def _warm_references(exercise_ids: set[str]) -> None:
     """Every variant's reference of these exercises, computed now (the parent judges with them)."""
-    from gradtutor.key.answer_key import check_for
-
     for exercise_id in sorted(exercise_ids):
         check_for(exercise_id)
 
 
-def _run_batch(course_dir: Path, todo: dict[Group, list[Submission]], sandbox: Any,
-               sources: dict, loaded: dict, *, workers: int, limits: Limits, gradebook: bool
+def _run_batch(course: Course, todo: dict[Group, list[Submission]], sandbox: Any,
+               sources: dict, loaded: dict, *, workers: int, limits: Limits, to_gradebook: bool
                ) -> dict[Group, str]:
-    from nbgrader.api import Gradebook
-    from tqdm import tqdm
-
-    from gradtutor.grading import forkserver
-
     outcomes: dict[Group, list[tuple[Submission, Any]]] = defaultdict(list)
     not_graded: dict[Group, str] = {}
     finished: set[Group] = set()
     tqdm.monitor_interval = 0  # no monitor thread in a process that forks
-    book = Gradebook(store.db_url(course_dir), _course_id(course_dir)) if gradebook \
+    book = gradebook.open_gradebook(course) if to_gradebook \
         else contextlib.nullcontext()  # a shard leaves the gradebook to --gather
-    late = store.LatePenalties(course_dir) if gradebook else None
+    late = gradebook.LatePenalties(course) if to_gradebook else None
     with book as gb, \
             tqdm(total=len(todo), unit="student", desc="grading", file=sys.stderr,
                  dynamic_ncols=True) as bar:
@@ -264,7 +219,7 @@ def _run_batch(course_dir: Path, todo: dict[Group, list[Submission]], sandbox: A
             if len(outcomes[group]) < len(todo[group]):
                 return
             try:
-                why = _finish(course_dir, gb, group, outcomes.pop(group), sources[group[1]],
+                why = _finish(course, gb, group, outcomes.pop(group), sources[group[1]],
                               loaded, limits, late)
             except Exception as e:  # the grader's failure, not the student's: retry next run
                 why = f"the grader failed while scoring or storing it ({type(e).__name__}: {str(e)[:200]})"
@@ -288,55 +243,10 @@ def _run_batch(course_dir: Path, todo: dict[Group, list[Submission]], sandbox: A
     return not_graded
 
 
-def _load(course_dir: Path, sub: Submission, source: Any, parts: tuple[str, ...] | None = None
-          ) -> tuple[list[Cell] | None, Any, str]:
-    """(sanitised cells, the child's job, why it is unreadable): the file is read once, here,
-    at ``course_dir/submitted/<student>/<assignment>/<notebook>`` (or at ``parts``)."""
-    from autograder.contract import Job, JobCell
-    from gradtutor.key import registry
-    from gradtutor.key.answer_key import spec
-
-    try:
-        cells = sanitise(read(sub, course_dir, parts), source)
-    except Unreadable as e:
-        return None, None, str(e)
-    specs = {c.exercise: spec(registry.get(c.exercise)) for c in cells if c.exercise is not None}
-    return cells, Job(tuple(JobCell(c.kind, _job_source(c), c.exercise) for c in cells), specs), ""
-
-
-_HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.M | re.S)
-
-
-def _job_source(cell: Cell) -> str:
-    """What the sandbox gets of a cell: a grade cell is not run there (its answers are read in
-    its place), so it goes empty; no cell carries hidden tests."""
-    return "" if cell.exercise is not None else _HIDDEN_TESTS.sub("", cell.source)
-
-
-def _lesson_imports(sources: dict[str, dict[str, Any]]) -> list[str]:
-    """The import lines of the lessons' own cells (never a solution cell's): the zygote runs
-    them once, so that children find the modules loaded."""
-    lines = set()
-    for nbs in sources.values():
-        for nb in nbs.values():
-            for cell in nb.cells:
-                if cell.cell_type != "code" or is_solution(cell):
-                    continue
-                try:
-                    tree = ast.parse(cell.source)
-                except SyntaxError:
-                    continue
-                lines.update(ast.unparse(n) for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom))
-    return sorted(lines)
-
-
-def _finish(course_dir: Path, gb: Any, group: Group, done: list[tuple[Submission, Any]],
+def _finish(course: Course, gb: Any, group: Group, done: list[tuple[Submission, Any]],
             sources: dict[str, Any], loaded: dict, limits: Limits, late: Any) -> str:
     """Score one student's assignment and store it: gradebook first, results file last.
     Returns why it was not graded ("" when it was)."""
-    from gradtutor.grading import scoring
-    from gradtutor.key.answer_key import grader_fingerprint
-
     ungraded = [o.not_graded for _, o in done if o is not None and o.not_graded]
     if ungraded:
         return ungraded[0]
@@ -349,7 +259,7 @@ def _finish(course_dir: Path, gb: Any, group: Group, done: list[tuple[Submission
         if cells is not None:
             errors = {m.cell: m.error for m in outcome.messages if isinstance(m, CellFailed)} \
                 if outcome is not None else {}
-            store.write_autograded(course_dir, sub, store.autograded_notebook(cells, source, part, errors))
+            store.write_autograded(course, sub, store.autograded_notebook(cells, source, part, errors))
     result = {
         "student": group[0], "assignment": group[1],
         "status": "failed" if any(p["status"] == "failed" for p in parts) else "graded",
@@ -362,9 +272,9 @@ def _finish(course_dir: Path, gb: Any, group: Group, done: list[tuple[Submission
         "grader": grader_fingerprint(),
     }
     if gb is not None:  # a shard leaves the gradebook (and the late penalty) to --gather
-        notebooks = _grade_ids(sources, {s.notebook for s, _ in done})
-        result.update(store.save_grades(gb, course_dir, result, notebooks, late))
-    store.write_result(course_dir, result)
+        notebooks = grade_ids(sources, {s.notebook for s, _ in done})
+        result.update(store.save_grades(gb, course, result, notebooks, late))
+    store.write_result(course, result)
     return ""
 
 

@@ -1,4 +1,4 @@
-"""The trusted parent's side of the sandbox: start the zygote, hand each child its job, read it.
+"""Trusted side: the parent's side of the sandbox: start the zygote, hand each child its job, read it.
 
 The zygote (``autograder.sandbox.zygote``) is a fresh interpreter started from a copy of the
 student runtime, so no child can inherit the answer key, a source notebook, the roster or a
@@ -29,9 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import autograder
+import exercises
+import gradtutor
 from autograder.contract import Answers, Done, Job, Message, Ready, encode_job, parse_message
 from autograder.sandbox.limits import UIDS_PER_BATCH, Limits, uid_block
 
+NEEDS_ROOT = ("gradtutor grade needs root, to run each submission as its own user in its own mount "
+              "namespace: run it with sudo, as root in a container (docs/grading.md), or with rootless "
+              "podman (`podman run --userns=auto ...`).")
 MAX_OUTPUT_BYTES = 8 * 2**20  # answers are small; a child flooding its pipe is cut off
 ZYGOTE_START_SECONDS = 300
 BOOT = ("import sys; sys.path[0:0] = sys.argv[2:]; "
@@ -74,6 +80,20 @@ class _Running:
     done: bool = False
 
 
+# what the zygote's copy of the runtime leaves out: caches, build state, the check data (the
+# answer key's public half, not needed to grade) and the packaging file (nothing builds it there)
+_NOT_COPIED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "_data",
+                                     "pyproject.toml")
+
+
+def runtime_tree(dest: Path) -> Path:
+    """The student runtime's ``autograder`` package copied under ``dest``, without data: all
+    the zygote may import."""
+    target = dest / "autograder"
+    shutil.copytree(Path(autograder.__file__).parent, target, ignore=_NOT_COPIED)
+    return target
+
+
 def hidden_paths(course_dir: Path | None) -> tuple[list[str], list[str]]:
     """(folders student code must find empty, folders inside them it still needs).
 
@@ -82,10 +102,6 @@ def hidden_paths(course_dir: Path | None) -> tuple[list[str], list[str]]:
     Python), bound back in place inside whatever hides them, so lazy imports still read the
     standard library and the site-packages.
     """
-    import autograder
-    import exercises
-    import gradtutor
-
     keep = sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()})
     hide = {Path(m.__file__).resolve().parent for m in (exercises, autograder, gradtutor)}
     if course_dir is not None:
@@ -112,9 +128,7 @@ class Sandbox:
         self.serial = 0
         self.uid_base = uid_block(os.getpid())
         self.tree = Path(tempfile.mkdtemp(prefix="gradtutor-runtime-"))
-        from gradtutor.authoring.runtime import write_tree
-
-        write_tree(self.tree, with_data=False)
+        runtime_tree(self.tree)
         os.chmod(self.tree, 0o755)
         self.ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         paths = [str(self.tree), *dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))]

@@ -1,4 +1,4 @@
-"""``IsolatedExecute``: nbgrader's Execute step, replaced by gradtutor's isolated worker.
+"""Trusted side: ``IsolatedExecute``: nbgrader's Execute step, replaced by gradtutor's isolated worker.
 
 With it in ``Autograde.autograde_preprocessors`` (nbgrader_config.py does this when
 ``GRADTUTOR_ISOLATED=1``), ``nbgrader autograde`` never runs a student's cell in its own kernel.
@@ -22,7 +22,14 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Int
 
+from autograder.sandbox.limits import Limits
+from gradtutor.course import Course
+from gradtutor.grading import forkserver
+from gradtutor.grading.forkserver import NEEDS_ROOT
 from gradtutor.nbcells import grade_id, is_grade
+
+# nbgrader's own process loads this module for every ``nbgrader autograde``: the grading stack
+# (torch, the answer key) is imported by ``main`` only, in the subprocess that grades
 
 
 class IsolatedExecute(NbGraderPreprocessor):
@@ -30,8 +37,6 @@ class IsolatedExecute(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         if os.geteuid() != 0:
-            from gradtutor.grading.batch import NEEDS_ROOT
-
             raise RuntimeError(NEEDS_ROOT.replace("gradtutor grade", "GRADTUTOR_ISOLATED=1 nbgrader autograde"))
         course = _course_dir(resources)
         with tempfile.TemporaryDirectory(prefix="gradtutor-nbgrader-") as tmp:
@@ -75,21 +80,21 @@ def _course_dir(resources) -> Path | None:
 
 def main(path: str, course: str = "") -> int:
     """Grade one notebook against itself (nbgrader already restored its locked cells)."""
-    from autograder.sandbox.limits import Limits
-    from gradtutor.grading import forkserver, scoring
-    from gradtutor.grading.batch import _lesson_imports, _load
-    from gradtutor.grading.submission import Submission
+    # the grading stack (torch) loads here, in the subprocess, never in nbgrader's process
+    from gradtutor.grading import scoring
+    from gradtutor.grading.submission import Submission, lesson_imports, load  # the same: torch
 
     file = Path(path)
     nb = nbformat.read(file, as_version=4)
     sub = Submission("student", "assignment", file.stem, file)
     limits = Limits()
-    cells, job, unreadable = _load(file.parent, sub, nb, parts=(file.name,))
+    # the notebook's folder stands for the course: the file is read beneath it, link-free
+    cells, job, unreadable = load(Course(file.parent), sub, nb, parts=(file.name,))
     outcomes: list = [None]
     if job is not None:
         forkserver.start_reaper()
         with forkserver.Sandbox(limits=limits, course_dir=Path(course) if course else None,
-                                imports=_lesson_imports({"a": {"nb": nb}})) as sandbox:
+                                imports=lesson_imports({"a": {"nb": nb}})) as sandbox:
             sandbox.grade_all([(sub, job)], workers=1, on_done=lambda o: outcomes.__setitem__(0, o))
         if outcomes[0].not_graded:
             raise RuntimeError(outcomes[0].not_graded)

@@ -1,5 +1,5 @@
-"""``gradtutor regrade COURSE_DIR``: judge the stored answers again against the exercise units
-as they are now, without running any notebook.
+"""Trusted side: ``gradtutor regrade COURSE_DIR``: judge the stored answers again against the
+exercise units as they are now, without running any notebook.
 
     results/<assignment>/<student>.json ─► the stored plain answers (read through the
     validated loader: they came from the student side) ─► judge against the current unit ─►
@@ -21,9 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import nbformat
+
 from autograder.contract import SubmissionResult
+from gradtutor.course import Course, grade_cells, grade_ids
+from gradtutor.grading.scoring import judged
+from gradtutor.key import registry
+from gradtutor.key.answer_key import fingerprint, grader_fingerprint
 from gradtutor.nbcells import nbgrader_meta
-from gradtutor.records import sheet, store
+from gradtutor.records import gradebook, sheet, store
+from gradtutor.reports import feedback_pages as feedback
 
 CHANGE_COLUMNS = ("student", "assignment", "exercise", "old_points", "new_points", "change",
                   "max_points", "old_verdict", "new_verdict", "old_misconception",
@@ -56,38 +63,35 @@ class Summary:
 
 def regrade_cli(*, course_dir: Path, assignment: list[str] | None = None, csv: Path | None = None,
                 force: bool = False) -> int:
-    course_dir = course_dir.resolve()
-    if not (course_dir / "gradebook.db").exists() or not store.results_dir(course_dir).is_dir():
-        print(f"gradtutor regrade: {course_dir} has no graded results (gradtutor/results/) or no "
-              f"gradebook.db: grade the class first (gradtutor grade {course_dir}).", file=sys.stderr)
+    course = Course.at(course_dir)
+    if not gradebook.exists(course) or not course.results_dir.is_dir():
+        print(f"gradtutor regrade: {course.root} has no graded results (gradtutor/results/) or no "
+              f"gradebook.db: grade the class first (gradtutor grade {course.root}).", file=sys.stderr)
         return 2
     started = time.monotonic()
-    summary = regrade(course_dir, assignment, force=force)
+    summary = regrade(course, assignment, force=force)
     seconds = time.monotonic() - started
     path = None
     if summary.rows or csv is not None:
         stamp = store.now_iso().replace(":", "").replace("+0000", "Z")
-        path = csv or course_dir / "gradtutor" / "regrades" / f"{stamp}.csv"
+        path = csv or course.regrades_dir / f"{stamp}.csv"
         sheet.write(path, CHANGE_COLUMNS, summary.rows)
     _say(summary, seconds, path)
     return 1 if summary.failed else 0
 
 
-def regrade(course_dir: Path, assignments: list[str] | None = None, *, force: bool = False) -> Summary:
+def regrade(course: Course, assignments: list[str] | None = None, *, force: bool = False) -> Summary:
     """Re-judge every stored answer; store what changed (everything with ``force``)."""
-    from gradtutor.grading.batch import _course_id, _grade_ids
-    from gradtutor.grading.submission import source_notebooks
-
     unreadable: list[str] = []
-    results = store.load_results(course_dir, assignments, unreadable=unreadable)
+    results = store.load_results(course, assignments, unreadable=unreadable)
     summary = Summary(submissions=len(results),
                       failed=[f"{p}: not a results file (left as it is)" for p in unreadable])
-    sources = {a: source_notebooks(course_dir, a) for a in sorted({r["assignment"] for r in results})
-               if (course_dir / "source" / a).is_dir()}
+    sources = {a: course.source_notebooks(a) for a in sorted({r["assignment"] for r in results})
+               if course.source_dir(a).is_dir()}
     summary.points = _points_differ(sources)
     if summary.points:  # the unit's points count, as after a rebuild and generate_assignment
-        _apply_points(course_dir, sources, summary.points)
-    before = {(r["student"], r["assignment"]): r for r in store.reconcile(course_dir, results)}
+        _apply_points(course, sources, summary.points)
+    before = {(r["student"], r["assignment"]): r for r in store.reconcile(course, results)}
     todo: list[Regraded] = []
     for result in results:
         try:
@@ -102,13 +106,11 @@ def regrade(course_dir: Path, assignments: list[str] | None = None, *, force: bo
             todo.append(done)
     if not todo:
         return summary
-    from nbgrader.api import Gradebook
-
-    late = store.LatePenalties(course_dir)
+    late = gradebook.LatePenalties(course)
     stored: list[SubmissionResult] = []
-    with Gradebook(store.db_url(course_dir), _course_id(course_dir)) as gb:
+    with gradebook.open_gradebook(course) as gb:
         for done in todo:
-            new = _stored(course_dir, gb, done, sources, late, _grade_ids, force)
+            new = _stored(course, gb, done, sources, late, force)
             if isinstance(new, str):
                 summary.failed.append(new)
                 continue
@@ -116,8 +118,8 @@ def regrade(course_dir: Path, assignments: list[str] | None = None, *, force: bo
             summary.refreshed += not done.changed
             if done.changed:
                 summary.changed.append(done)
-    _feedback(course_dir, stored)
-    after = {(r["student"], r["assignment"]): r for r in store.reconcile(course_dir, stored)}
+    _feedback(course, stored)
+    after = {(r["student"], r["assignment"]): r for r in store.reconcile(course, stored)}
     for done in summary.changed:
         key = (done.result["student"], done.result["assignment"])
         old, new = before[key], after[key]
@@ -132,32 +134,23 @@ def regrade(course_dir: Path, assignments: list[str] | None = None, *, force: bo
 
 def _points(sources: dict[str, Any]) -> dict[str, float]:
     """grade id -> its points in the course's source notebooks (as ``grade`` scores them)."""
-    from gradtutor.grading.submission import grade_cells
-
     return {gid: pts for nb in sources.values() for gid, pts in grade_cells(nb)}
 
 
 def _points_differ(sources: dict[str, dict[str, Any]]) -> dict[str, tuple[float, float]]:
     """Exercises whose unit gives other points than the course's source notebook (scored)."""
-    from gradtutor.key import registry
-
     known = set(registry.ids())
     return {eid: (registry.get(eid).points, pts) for nbs in sources.values()
             for eid, pts in _points(nbs).items()
             if eid in known and registry.get(eid).points != pts}
 
 
-def _apply_points(course_dir: Path, sources: dict[str, dict[str, Any]],
+def _apply_points(course: Course, sources: dict[str, dict[str, Any]],
                   changed: dict[str, tuple[float, float]]) -> None:
     """New points of units into the course: each grade cell's points in the source notebook
     (what ``gradtutor build`` would write) and its maximum in the gradebook (what ``nbgrader
     generate_assignment`` would store), so the scores are out of the new maximum."""
-    import nbformat
-    from nbgrader.api import Gradebook
-
-    from gradtutor.grading.batch import _course_id
-
-    with Gradebook(store.db_url(course_dir), _course_id(course_dir)) as gb:
+    with gradebook.open_gradebook(course) as gb:
         for assignment, notebooks in sources.items():
             for name, nb in notebooks.items():
                 moved = []
@@ -167,11 +160,10 @@ def _apply_points(course_dir: Path, sources: dict[str, dict[str, Any]],
                         meta["points"] = changed[meta["grade_id"]][0]
                         moved.append(meta["grade_id"])
                 for gid in moved:
-                    gb.update_or_create_grade_cell(gid, name, assignment,
-                                                   max_score=changed[gid][0])
+                    gradebook.set_max_score(gb, assignment, name, gid, changed[gid][0])
                 if moved:
-                    path = course_dir / "source" / assignment / f"{name}.ipynb"
-                    store.write_atomic(path, nbformat.writes(nb).encode())
+                    store.write_atomic(course.source_notebook(assignment, name),
+                                       nbformat.writes(nb).encode())
 
 
 def rejudge(result: SubmissionResult, points: dict[str, float], *, force: bool = False
@@ -181,10 +173,6 @@ def rejudge(result: SubmissionResult, points: dict[str, float], *, force: bool =
     An entry judged with the unit and the judging code as they are now (both fingerprints
     equal) is not judged again unless ``force``: every input of its verdict is the same, so the
     verdict is too (``force`` checks that, and the tests do)."""
-    from gradtutor.grading.scoring import judged
-    from gradtutor.key import registry
-    from gradtutor.key.answer_key import fingerprint, grader_fingerprint
-
     out = Regraded(result, [])
     known = set(registry.ids())
     same_grader = result.get("grader") == grader_fingerprint()
@@ -218,12 +206,10 @@ def rejudge(result: SubmissionResult, points: dict[str, float], *, force: bool =
     return out
 
 
-def _stored(course_dir: Path, gb: Any, done: Regraded, sources: dict, late: Any,
-            grade_ids: Any, force: bool) -> SubmissionResult | str:
+def _stored(course: Course, gb: Any, done: Regraded, sources: dict, late: Any,
+            force: bool) -> SubmissionResult | str:
     """Gradebook first (the save path of ``grade``; skipped when no points moved, unless
     ``force``), autograded notebooks, results file last; or why not."""
-    from gradtutor.key.answer_key import grader_fingerprint
-
     result = {**done.result, "exercises": done.exercises}
     result["score"] = round(sum(e["points"] for e in done.exercises), 6)
     result["max_score"] = round(sum(e["max_points"] for e in done.exercises), 6)
@@ -231,26 +217,22 @@ def _stored(course_dir: Path, gb: Any, done: Regraded, sources: dict, late: Any,
     result["grader"] = grader_fingerprint()
     try:
         if force or any(o[k] != n[k] for o, n in done.changed for k in ("points", "max_points")):
-            submitted = course_dir / "submitted" / result["student"] / result["assignment"]
-            names = {p.stem for p in submitted.glob("*.ipynb")}
-            result.update(store.save_grades(gb, course_dir, result,
+            names = course.submitted_notebooks(result["student"], result["assignment"])
+            result.update(store.save_grades(gb, course, result,
                                             grade_ids(sources[result["assignment"]], names), late))
-        store.update_autograded(course_dir, result)
-        store.write_result(course_dir, result)  # type: ignore[arg-type]
+        store.update_autograded(course, result)
+        store.write_result(course, result)  # type: ignore[arg-type]
     except Exception as e:  # the grader's: the results file still holds the old grades
         gb.db.rollback()
         return f"{result['student']}/{result['assignment']}: {type(e).__name__}: {str(e)[:200]}"
     return result  # type: ignore[return-value]
 
 
-def _feedback(course_dir: Path, results: list[SubmissionResult]) -> None:
+def _feedback(course: Course, results: list[SubmissionResult]) -> None:
     """Rewrite the feedback pages ``gradtutor feedback`` wrote for these submissions."""
-    from gradtutor.reports import feedback_pages as feedback
-
-    for result in store.reconcile(course_dir, results):
-        folder = course_dir / "feedback" / result["student"] / result["assignment"]
-        if (folder / "feedback.html").exists():
-            feedback.write_pages(course_dir, result)
+    for result in store.reconcile(course, results):
+        if feedback.page_path(course, result["student"], result["assignment"]).exists():
+            feedback.write_pages(course, result)
 
 
 def _say(summary: Summary, seconds: float, path: Path | None) -> None:

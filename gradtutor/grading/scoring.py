@@ -1,4 +1,4 @@
-"""The trusted side: a child's typed messages in, a scored result out.
+"""Trusted side: a child's typed messages in, a scored result out.
 
 Nothing here runs student code or unpickles anything. The messages were checked by
 ``autograder.contract`` as they arrived; the answers are judged by ``autograder.judge`` against
@@ -15,9 +15,10 @@ from typing import Any
 from autograder.contract import CellStopped, Done, ExerciseResult
 from autograder.judge import judge
 from autograder.sandbox.limits import Limits, describe
+from gradtutor.course import grade_cells
 from gradtutor.grading.forkserver import Outcome, answers_of
-from gradtutor.grading.submission import grade_cells
 from gradtutor.key import registry
+from gradtutor.key.answer_key import fingerprint
 
 
 def result(outcome: Outcome | None, source: Any, limits: Limits, *, unreadable: str = "") -> dict:
@@ -85,7 +86,5 @@ def judged(grade_id: str, max_points: float, answers: list[dict]) -> ExerciseRes
 
 
 def _fingerprints(grade_id: str) -> dict[str, str]:
-    from gradtutor.key.answer_key import fingerprint
-
     unit, inputs = fingerprint(grade_id)
     return {"unit": unit, "inputs": inputs}

@@ -1,4 +1,4 @@
-"""Submissions as data: where they are, how to read them safely, what cells a grader runs.
+"""Trusted side: submissions as data: where they are, how to read them safely, what a grader runs.
 
 ``sanitise`` does what nbgrader's DeduplicateIds + OverwriteCells(add_missing_cells=True) do,
 from the SOURCE notebook instead of the gradebook: locked cells (setup, grade) get their
@@ -7,58 +7,42 @@ Nothing here runs student code. Every file under submitted/ is hostile: it is op
 beneath the course folder without following a symbolic link at any step, checked to be a
 regular file after opening, and read with a cap; its JSON is parsed once, and only the fields
 a grader needs are kept, so no nesting or size inside it reaches the rest of the grader.
+``load`` turns one submission into the job its sandbox child runs.
 """
 
 from __future__ import annotations
 
-import errno
+import ast
 import json
 import os
-import stat
-from dataclasses import dataclass
+import re
 from pathlib import Path
 from typing import Any
 
 import nbformat
 from nbformat import NotebookNode
 
-from gradtutor.nbcells import grade_id, is_grade, is_locked, nbgrader_meta, points
+from autograder.contract import Job, JobCell
+from gradtutor.course import Course
+from gradtutor.key import registry
+from gradtutor.key.answer_key import spec
+from gradtutor.nbcells import grade_id, is_grade, is_locked, is_solution, nbgrader_meta
+from gradtutor.records.files import MAX_NOTEBOOK_BYTES, Unreadable, read_beneath
+from gradtutor.records.submissions import Cell, Submission
 
-MAX_NOTEBOOK_BYTES = 20 * 2**20  # course notebooks are ~100 kB; anything this big is a mistake
-MAX_SMALL_FILE_BYTES = 4096  # timestamp.txt
-
-
-@dataclass(frozen=True)
-class Submission:
-    student: str
-    assignment: str
-    notebook: str  # notebook id (file stem), as in the gradebook
-    path: Path
-    problem: str = ""  # why the file must not be read at all (a link, a device...), for the student
+__all__ = ["Cell", "Submission", "Unreadable", "find", "lesson_imports", "load", "parse", "read",
+           "sanitise"]
 
 
-class Unreadable(Exception):
-    """The file is not a notebook we can grade; the message says why, for the student."""
-
-
-@dataclass(frozen=True)
-class Cell:
-    kind: str  # "code" or "markdown" / "raw"
-    source: str
-    grade_id: str | None  # only for cells the source notebook knows
-    exercise: str | None  # set on grade cells of registered exercises: collect answers here
-
-
-def find(course_dir: Path, assignments: list[str] | None = None) -> list[Submission]:
+def find(course: Course, assignments: list[str] | None = None) -> list[Submission]:
     """Every ``submitted/<student>/<assignment>/<notebook>.ipynb`` whose assignment has a source.
 
     Nothing is followed: a student or assignment folder that is a symbolic link, or a notebook
     that is not a regular file, is still listed, with the reason it will not be read.
     """
     found = []
-    sources = {p.parent.name: sorted(q.stem for q in p.parent.glob("*.ipynb"))
-               for p in course_dir.glob("source/*/*.ipynb")}
-    for student in _entries(course_dir / "submitted"):
+    sources = course.source_assignments()
+    for student in _entries(course.submitted):
         for assignment in _entries(Path(student.path)) if _is_dir(student) else []:
             if assignment.name not in sources or (assignments and assignment.name not in assignments):
                 continue
@@ -106,79 +90,14 @@ def _not_a_file(entry: os.DirEntry) -> str:
     return ""
 
 
-def read_beneath(root: Path, parts: tuple[str, ...], cap: int) -> bytes:
-    """Read ``root/parts...`` without following a link at any step; a regular file of at most
-    ``cap`` bytes, or ``Unreadable`` with the reason."""
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        for part in parts[:-1]:
-            try:
-                nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-            except OSError as e:
-                raise Unreadable(_why(e, part, folder=True)) from None
-            os.close(fd)
-            fd = nxt
-        try:
-            file_fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                              dir_fd=fd)
-        except OSError as e:
-            raise Unreadable(_why(e, parts[-1], folder=False)) from None
-    finally:
-        os.close(fd)
-    try:
-        if not stat.S_ISREG(os.fstat(file_fd).st_mode):
-            raise Unreadable(f"{parts[-1]} is not a regular file (a pipe, device or folder).")
-        chunks, size = [], 0
-        while chunk := os.read(file_fd, min(1 << 20, cap + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > cap:
-                raise Unreadable(f"{parts[-1]} is too large: the limit is {_size(cap)}. "
-                                 "Clear large outputs and submit again.")
-        return b"".join(chunks)
-    finally:
-        os.close(file_fd)
-
-
-def _size(n: int) -> str:
-    return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n} bytes"
-
-
-def _why(e: OSError, name: str, *, folder: bool) -> str:
-    if e.errno in (errno.ELOOP, errno.ENOTDIR):
-        what = "folder" if folder else "file"
-        return f"{name} is a symbolic link or not a {what}: the grader does not follow links."
-    if e.errno == errno.ENOENT:
-        return f"{name} is missing (it disappeared while grading)."
-    return f"{name} could not be opened ({errno.errorcode.get(e.errno or 0, 'error')})."
-
-
-def read_small(root: Path, parts: tuple[str, ...]) -> str | None:
-    """A small text file beneath ``root`` (timestamp.txt), read as safely, or None."""
-    try:
-        return read_beneath(root, parts, MAX_SMALL_FILE_BYTES).decode("utf-8", errors="replace")
-    except (Unreadable, OSError):
-        return None
-
-
-def source_notebooks(course_dir: Path, assignment: str) -> dict[str, NotebookNode]:
-    folder = course_dir / "source" / assignment
-    return {p.stem: nbformat.read(p, as_version=4) for p in sorted(folder.glob("*.ipynb"))}
-
-
-def grade_cells(source: NotebookNode) -> list[tuple[str, float]]:
-    """(grade_id, points) of every grade cell, in notebook order."""
-    return [(grade_id(c), points(c)) for c in source.cells if is_grade(c) and grade_id(c)]
-
-
-def read(sub: Submission, course_dir: Path, parts: tuple[str, ...] | None = None) -> list[dict]:
+def read(sub: Submission, course: Course, parts: tuple[str, ...] | None = None) -> list[dict]:
     """The submitted notebook's cells, as small dicts of the fields a grader reads, or
-    ``Unreadable`` with a reason for the student. The file is ``parts`` beneath ``course_dir``
-    (default: submitted/<student>/<assignment>/<notebook>.ipynb)."""
+    ``Unreadable`` with a reason for the student. The file is ``parts`` beneath the course
+    folder (default: submitted/<student>/<assignment>/<notebook>.ipynb)."""
     if sub.problem:
         raise Unreadable(sub.problem)
-    parts = parts or ("submitted", sub.student, sub.assignment, sub.path.name)
-    raw = read_beneath(course_dir, parts, MAX_NOTEBOOK_BYTES)
+    parts = parts or course.submitted_parts(sub.student, sub.assignment, sub.path.name)
+    raw = read_beneath(course.root, parts, MAX_NOTEBOOK_BYTES)
     return parse(raw)
 
 
@@ -247,8 +166,6 @@ def sanitise(submitted: list[dict], source: NotebookNode) -> list[Cell]:
             c["source"] = ref.source
         c["grade"] = is_grade(ref)
     _add_missing(cells, source)
-    from gradtutor.key import registry
-
     exercises = set(registry.ids())
     return [Cell(kind=str(c["cell_type"]), source=str(c["source"]), grade_id=c["grade_id"],
                  exercise=c["grade_id"] if c["grade"] and c["grade_id"] in exercises else None)
@@ -280,3 +197,41 @@ def _add_missing(cells: list[dict], source: NotebookNode) -> None:
         before = {g for g in order[:i] if g}
         at = max((k + 1 for k, c in enumerate(cells) if c["grade_id"] in before), default=len(cells))
         cells.insert(at, dict(cell_type=ref.cell_type, source=ref.source, grade_id=gid, grade=True))
+
+
+def load(course: Course, sub: Submission, source: Any, parts: tuple[str, ...] | None = None
+         ) -> tuple[list[Cell] | None, Job | None, str]:
+    """(sanitised cells, the child's job, why it is unreadable): the file is read once, here,
+    at ``submitted/<student>/<assignment>/<notebook>`` beneath the course (or at ``parts``)."""
+    try:
+        cells = sanitise(read(sub, course, parts), source)
+    except Unreadable as e:
+        return None, None, str(e)
+    specs = {c.exercise: spec(registry.get(c.exercise)) for c in cells if c.exercise is not None}
+    return cells, Job(tuple(JobCell(c.kind, _job_source(c), c.exercise) for c in cells), specs), ""
+
+
+_HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.M | re.S)
+
+
+def _job_source(cell: Cell) -> str:
+    """What the sandbox gets of a cell: a grade cell is not run there (its answers are read in
+    its place), so it goes empty; no cell carries hidden tests."""
+    return "" if cell.exercise is not None else _HIDDEN_TESTS.sub("", cell.source)
+
+
+def lesson_imports(sources: dict[str, dict[str, Any]]) -> list[str]:
+    """The import lines of the lessons' own cells (never a solution cell's): the zygote runs
+    them once, so that children find the modules loaded."""
+    lines = set()
+    for nbs in sources.values():
+        for nb in nbs.values():
+            for cell in nb.cells:
+                if cell.cell_type != "code" or is_solution(cell):
+                    continue
+                try:
+                    tree = ast.parse(cell.source)
+                except SyntaxError:
+                    continue
+                lines.update(ast.unparse(n) for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom))
+    return sorted(lines)

@@ -1,5 +1,9 @@
 """Trusted side: the records. Results files, the nbgrader gradebook, autograded notebooks, CSV.
 
-    store.py  every read and write of the gradebook and the results files
-    sheet.py  every CSV written, text cells escaped against spreadsheet formulas
+    store.py        the results files, the autograded notebooks' grade cells, the grades CSV;
+                    ``reconcile``: the results as the gradebook has them now
+    gradebook.py    every read and write of the nbgrader gradebook
+    submissions.py  a submission and its cells as data; its timestamp and secret files
+    files.py        atomic writes, and reading beneath the course without following a link
+    sheet.py        every CSV written, text cells escaped against spreadsheet formulas
 """

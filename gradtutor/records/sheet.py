@@ -1,5 +1,5 @@
-"""Every CSV the project writes goes through here, so no text cell reaches a spreadsheet as a
-formula.
+"""Trusted side: every CSV the project writes goes through here, so no text cell reaches a
+spreadsheet as a formula.
 
 A spreadsheet (Excel, LibreOffice, Google Sheets) runs a cell that begins with ``=``, ``+``,
 ``-`` or ``@`` as a formula, and a leading tab or carriage return hides such a start (OWASP,
@@ -16,6 +16,8 @@ import io
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+from gradtutor.records.files import write_atomic
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -43,7 +45,5 @@ def text(header: Sequence[Any], rows: Iterable[Iterable[Any]]) -> str:
 
 def write(path: Path, header: Sequence[Any], rows: Iterable[Iterable[Any]]) -> Path:
     """Write the CSV atomically (a temporary name, then a rename)."""
-    from gradtutor.records.store import write_atomic
-
     write_atomic(path, text(header, rows).encode())
     return path

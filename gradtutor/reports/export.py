@@ -16,13 +16,14 @@ Every text cell goes through ``sheet``: nothing a spreadsheet would run as a for
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
-from gradtutor.records import sheet, store
-from gradtutor.reports.report import SUBMISSION_COLUMNS, roster, submission_rows
+from gradtutor.course import Course
+from gradtutor.records import gradebook, sheet, store
+from gradtutor.records.gradebook import Student
+from gradtutor.reports.report import SUBMISSION_COLUMNS, submission_rows
 
 CANVAS_HEADER = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 
@@ -32,19 +33,19 @@ def export_cli(*, course_dir: Path, canvas: Path | None = None, csv: Path | None
     if canvas is None and csv is None:
         print("gradtutor export: say where: --canvas FILE and/or --csv FILE.", file=sys.stderr)
         return 2
-    course_dir = course_dir.resolve()
-    results = store.reconcile(course_dir, [r for r in store.load_results(course_dir)
-                                           if not assignment or r["assignment"] in assignment])
-    people = students(course_dir)
-    names = assignments(course_dir, results, assignment)
+    course = Course.at(course_dir)
+    results = store.reconcile(course, [r for r in store.load_results(course)
+                                       if not assignment or r["assignment"] in assignment])
+    people = gradebook.students(course)
+    names = assignments(course, results, assignment)
     if not names:
-        print(f"gradtutor export: nothing graded under {course_dir}: run gradtutor grade first.",
+        print(f"gradtutor export: nothing graded under {course.root}: run gradtutor grade first.",
               file=sys.stderr)
         return 1
-    expected = roster(course_dir, assignment) or {}
+    expected = gradebook.roster(course, assignment) or {}
     for r in results:  # a results file of a student the gradebook does not list still counts
         expected.setdefault(r["student"], [])
-        people.setdefault(r["student"], {"first": "", "last": "", "email": "", "lms": ""})
+        people.setdefault(r["student"], Student())
     handed = {(r["student"], r["assignment"]) for r in results}
     missing = sorted((st, a) for st in expected for a in names if (st, a) not in handed)
     if canvas is not None:
@@ -57,30 +58,16 @@ def export_cli(*, course_dir: Path, canvas: Path | None = None, csv: Path | None
     return 0
 
 
-def students(course_dir: Path) -> dict[str, dict[str, str]]:
-    """student id -> first, last, email, lms (the gradebook's student table)."""
-    db = course_dir / "gradebook.db"
-    if not db.exists():
-        return {}
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute("SELECT id, first_name, last_name, email, lms_user_id FROM student "
-                            "ORDER BY id").fetchall()
-    return {sid: {"first": first or "", "last": last or "", "email": email or "", "lms": lms or ""}
-            for sid, first, last, email, lms in rows}
-
-
-def assignments(course_dir: Path, results: list[dict], only: list[str] | None) -> dict[str, float]:
-    """assignment -> points possible, in the gradebook's order (then any others graded)."""
-    from gradtutor.grading.submission import grade_cells, source_notebooks
-
+def assignments(course: Course, results: list[dict], only: list[str] | None) -> dict[str, float]:
+    """assignment -> points possible (its source notebooks', else the largest maximum graded),
+    in name order."""
     found = sorted({r["assignment"] for r in results})
     out: dict[str, float] = {}
     for name in found:
         if only and name not in only:
             continue
         try:
-            points = sum(p for nb in source_notebooks(course_dir, name).values()
-                         for _, p in grade_cells(nb))
+            points = course.max_points(name)
         except Exception:
             points = 0.0
         out[name] = points or max(float(r.get("max_score") or 0.0) for r in results
@@ -88,7 +75,7 @@ def assignments(course_dir: Path, results: list[dict], only: list[str] | None) -
     return out
 
 
-def write_canvas(path: Path, results: list[dict], people: dict[str, dict[str, str]],
+def write_canvas(path: Path, results: list[dict], people: dict[str, Student],
                  names: dict[str, float], missing: list[tuple[str, str]], section: str) -> Path:
     totals: dict[tuple[str, str], float] = {(r["student"], r["assignment"]):
                                             float(r.get("total", r["score"])) for r in results}
@@ -96,9 +83,9 @@ def write_canvas(path: Path, results: list[dict], people: dict[str, dict[str, st
         totals.setdefault(key, 0.0)
     rows: list[list[Any]] = [["Points Possible", "", "", "", "", *(_number(p) for p in names.values())]]
     for sid, who in sorted(people.items()):
-        label = f"{who['last']}, {who['first']}" if who["last"] or who["first"] else sid
+        label = f"{who.last}, {who.first}" if who.last or who.first else sid
         scores = [_number(totals[(sid, a)]) if (sid, a) in totals else "" for a in names]
-        rows.append([label, who["lms"], sid, sid, section, *scores])
+        rows.append([label, who.lms, sid, sid, section, *scores])
     return sheet.write(path, [*CANVAS_HEADER, *names], rows)
 
 

@@ -23,38 +23,46 @@ from typing import Any
 
 from autograder.contract import SubmissionResult
 from autograder.feedback import VERDICTS
+from gradtutor.course import Course
 from gradtutor.key import misconceptions, registry
-from gradtutor.records.store import hint_for, load_results, reconcile, submission_secret, write_atomic
+from gradtutor.records.files import write_atomic
+from gradtutor.records.store import hint_for, load_results, reconcile
+from gradtutor.records.submissions import submission_secret
 from gradtutor.reports import pages
 
 BEGIN, END = "<!-- gradtutor feedback -->", "<!-- /gradtutor feedback -->"
 
 
 def feedback_cli(*, course_dir: Path) -> int:
-    results = reconcile(course_dir, load_results(course_dir))
+    course = Course.at(course_dir)
+    results = reconcile(course, load_results(course))
     if not results:
-        print(f"gradtutor feedback: no results under {course_dir}/gradtutor/results; run "
+        print(f"gradtutor feedback: no results under {course.results_dir}; run "
               "`gradtutor grade` first.", file=sys.stderr)
         return 1
-    merged = sum(write_pages(course_dir, result) for result in results)
-    print(f"Wrote {len(results)} feedback page(s) to {course_dir / 'feedback'}"
+    merged = sum(write_pages(course, result) for result in results)
+    print(f"Wrote {len(results)} feedback page(s) to {course.feedback}"
           f"/<student>/<assignment>/feedback.html, and put them into {merged} page(s) that "
           "`nbgrader release_feedback` hands out.", file=sys.stderr)
     return 0
 
 
-def write_pages(course_dir: Path, result: SubmissionResult) -> int:
+def page_path(course: Course, student: str, assignment: str) -> Path:
+    """Where a submission's own feedback page goes."""
+    return course.feedback_dir(student, assignment) / "feedback.html"
+
+
+def write_pages(course: Course, result: SubmissionResult) -> int:
     """One submission's feedback.html, and our block in each page nbgrader hands out (how many)."""
-    folder = course_dir / "feedback" / result["student"] / result["assignment"]
-    write_atomic(folder / "feedback.html", page(result).encode())
-    return _into_nbgraders_pages(course_dir, folder, result)
+    path = page_path(course, result["student"], result["assignment"])
+    write_atomic(path, page(result).encode())
+    return _into_nbgraders_pages(course, path.parent, result)
 
 
-def _into_nbgraders_pages(course_dir: Path, folder: Path, result: SubmissionResult) -> int:
+def _into_nbgraders_pages(course: Course, folder: Path, result: SubmissionResult) -> int:
     """Our summary at the top of each ``<notebook>.html`` (nbgrader's page, or ours alone)."""
-    graded = course_dir / "autograded" / result["student"] / result["assignment"]
-    notebooks = sorted(p.stem for p in graded.glob("*.ipynb"))
-    secret = submission_secret(course_dir, result["student"], result["assignment"])
+    notebooks = [p.stem for p in course.autograded_notebooks(result["student"], result["assignment"])]
+    secret = submission_secret(course, result["student"], result["assignment"])
     if secret is not None:
         write_atomic(folder / "submission_secret.txt", secret.encode())
     for name in notebooks:

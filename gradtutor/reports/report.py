@@ -13,7 +13,6 @@ first. Outcomes have the words and colours of the runtime's ``VERDICTS``.
 
 from __future__ import annotations
 
-import sqlite3
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -23,11 +22,11 @@ from typing import Any
 
 from autograder.contract import SubmissionResult
 from autograder.feedback import VERDICTS
+from gradtutor.course import Course
 from gradtutor.key import misconceptions, registry
-from gradtutor.records import sheet, store
+from gradtutor.records import gradebook, sheet, store
 from gradtutor.reports import analysis, charts, pages
 
-RESULTS = Path("gradtutor") / "results"
 # the outcomes in the bars' order, as VERDICTS names them ("error" is drawn with "invalid");
 # also the outcome columns of exercises.csv and items.csv
 BAR_ORDER = ("correct", "partial", "wrong", "invalid", "not_answered", "failed")
@@ -36,10 +35,10 @@ BAR_ORDER = ("correct", "partial", "wrong", "invalid", "not_answered", "failed")
 # ---------------------------------------------------------------- reading and counting
 
 
-def load_results(course_dir: Path) -> tuple[list[SubmissionResult], list[str]]:
+def load_results(course: Course) -> tuple[list[SubmissionResult], list[str]]:
     """Every results file, and the files that could not be read (never fatal)."""
     unreadable: list[str] = []
-    return store.load_results(course_dir, unreadable=unreadable), unreadable
+    return store.load_results(course, unreadable=unreadable), unreadable
 
 
 @dataclass
@@ -354,39 +353,29 @@ def render_html(summary: ClassSummary, course_dir: Path, unreadable: list[str]) 
     )
 
 
-def roster(course_dir: Path, assignments: list[str] | None = None) -> dict[str, list[str]]:
-    """Every student in the gradebook, with the assignments expected of them (all released ones)."""
-    db = course_dir / "gradebook.db"
-    if not db.exists():
-        return {}
-    with sqlite3.connect(db) as conn:
-        students = [row[0] for row in conn.execute("SELECT id FROM student ORDER BY id")]
-        names = [row[0] for row in conn.execute("SELECT name FROM assignment ORDER BY name")]
-    names = [a for a in names if not assignments or a in assignments]
-    return {st: names for st in students}
-
-
-def write_report(course_dir: Path, out: Path | None = None,
-                 assignments: list[str] | None = None) -> Path | None:
-    """Write the report (of these assignments); ``None`` when there is nothing graded."""
-    results, unreadable = load_results(course_dir)
-    results = store.reconcile(course_dir, [r for r in results
-                                           if not assignments or r["assignment"] in assignments])
+def write_report(course: Course, out: Path | None = None, assignments: list[str] | None = None,
+                 *, shown_as: Path | None = None) -> Path | None:
+    """Write the report (of these assignments); ``None`` when there is nothing graded.
+    ``shown_as``: the course folder as the page names it (default: where it is)."""
+    results, unreadable = load_results(course)
+    results = store.reconcile(course, [r for r in results
+                                       if not assignments or r["assignment"] in assignments])
     if not results:
         return None
-    out = out or course_dir / "reports"
+    out = out or course.reports_dir
     out.mkdir(parents=True, exist_ok=True)
-    summary = summarise(results, roster(course_dir, assignments))
+    summary = summarise(results, gradebook.roster(course, assignments))
     write_csvs(summary, out)
     page = out / "report.html"
-    page.write_text(render_html(summary, course_dir, unreadable))
+    page.write_text(render_html(summary, shown_as or course.root, unreadable))
     return page
 
 
 def report_cli(*, course_dir: Path, out: Path | None, assignment: list[str] | None = None) -> int:
-    page = write_report(course_dir, out, assignment)
+    course = Course.at(course_dir)
+    page = write_report(course, out, assignment, shown_as=course_dir)
     if page is None:
-        print(f"No results under {course_dir / RESULTS}: grade the class first "
+        print(f"No results under {course.results_dir}: grade the class first "
               f"(gradtutor grade {course_dir}).")
         return 1
     print(f"Wrote {page} (and exercises.csv, misconceptions.csv, students.csv, submissions.csv, "

@@ -1,0 +1,235 @@
+"""Trusted side: every read and write of the nbgrader gradebook (``gradebook.db``).
+
+Writes go through nbgrader's own API (``nbgrader.api.Gradebook``), whose
+``update_or_create_*`` calls commit on their own: a submission's rows take up to four commits
+(student, submission, scores, late penalty). A kill between them leaves a submission whose
+results file is not written yet, so the next run grades it again and overwrites those rows
+(``tests/test_hostile.py::test_sigkill_at_random_moments_loses_nothing``).
+
+Reads are plain SQL, in one query each: opening nbgrader's ``Gradebook`` writes (it creates
+its tables and the course's row), and its objects load one submission at a time. The gradebook
+is opened read-write even to read it: a grader killed mid-transaction leaves a hot journal that
+only a writable connection can roll back (a read-only one fails).
+
+nbgrader itself (SQLAlchemy, its preprocessors: seconds to import) is imported by the functions
+that write or score, so the reports, which only read, never pay for it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jupyter_core.paths import jupyter_config_path
+from traitlets.config import Config, PyFileConfigLoader
+
+from gradtutor.course import Course
+from gradtutor.records.submissions import submitted_at
+
+Key = tuple[str, str, str]  # (student, assignment, grade cell id)
+
+
+# --- reading: plain SQL over a read-write connection ---------------------------------------------
+
+@contextmanager
+def _connection(course: Course) -> Iterator[sqlite3.Connection]:
+    with sqlite3.connect(course.gradebook) as db:  # read-write: see the module's docstring
+        yield db
+
+
+def exists(course: Course) -> bool:
+    return course.gradebook.exists()
+
+
+def assignment_names(course: Course) -> list[str]:
+    """The gradebook's assignments, by name."""
+    with _connection(course) as db:
+        return [row[0] for row in db.execute("SELECT name FROM assignment ORDER BY name")]
+
+
+def course_id(course: Course) -> str:
+    """The course id nbgrader gave the assignments (what ``open`` must pass on)."""
+    with _connection(course) as db:
+        row = db.execute("SELECT course_id FROM assignment LIMIT 1").fetchone()
+    return row[0] if row else "default_course"
+
+
+@dataclass(frozen=True)
+class Student:
+    """A student of the gradebook: names, email and the LMS user id, "" where not set."""
+
+    first: str = ""
+    last: str = ""
+    email: str = ""
+    lms: str = ""
+
+
+def students(course: Course) -> dict[str, Student]:
+    """student id -> the gradebook's student row (empty when there is no gradebook)."""
+    if not exists(course):
+        return {}
+    with _connection(course) as db:
+        rows = db.execute("SELECT id, first_name, last_name, email, lms_user_id FROM student "
+                          "ORDER BY id").fetchall()
+    return {sid: Student(first or "", last or "", email or "", lms or "")
+            for sid, first, last, email, lms in rows}
+
+
+def roster(course: Course, assignments: list[str] | None = None) -> dict[str, list[str]]:
+    """Every student in the gradebook, with the assignments expected of them (all released ones)."""
+    if not exists(course):
+        return {}
+    with _connection(course) as db:
+        ids = [row[0] for row in db.execute("SELECT id FROM student ORDER BY id")]
+    names = [a for a in assignment_names(course) if not assignments or a in assignments]
+    return {st: names for st in ids}
+
+
+@dataclass(frozen=True)
+class Grade:
+    auto: float | None
+    manual: float | None
+    extra_credit: float | None
+
+
+@dataclass
+class Recorded:
+    """What the teaching team's side of the gradebook says now."""
+
+    grades: dict[Key, Grade] = field(default_factory=dict)
+    comments: dict[Key, list[str]] = field(default_factory=dict)  # keyed by exercise id
+    penalties: dict[tuple[str, str], float] = field(default_factory=dict)  # (student, assignment)
+
+
+_GRADES = """
+SELECT sa.student_id, a.name, bc.name, g.auto_score, g.manual_score, g.extra_credit
+FROM grade g JOIN submitted_notebook sn ON g.notebook_id = sn.id
+JOIN submitted_assignment sa ON sn.assignment_id = sa.id
+JOIN assignment a ON sa.assignment_id = a.id JOIN base_cell bc ON g.cell_id = bc.id"""
+_COMMENTS = """
+SELECT sa.student_id, a.name, bc.name, c.manual_comment
+FROM comment c JOIN submitted_notebook sn ON c.notebook_id = sn.id
+JOIN submitted_assignment sa ON sn.assignment_id = sa.id
+JOIN assignment a ON sa.assignment_id = a.id JOIN base_cell bc ON c.cell_id = bc.id
+WHERE c.manual_comment IS NOT NULL AND c.manual_comment != ''"""
+_PENALTIES = """
+SELECT sa.student_id, a.name, COALESCE(SUM(sn.late_submission_penalty), 0)
+FROM submitted_notebook sn JOIN submitted_assignment sa ON sn.assignment_id = sa.id
+JOIN assignment a ON sa.assignment_id = a.id GROUP BY sa.student_id, a.name"""
+
+
+def recorded(course: Course) -> Recorded | None:
+    """Manual grades, extra credit, comments (keyed by exercise id) and late penalties; None
+    when the course has no gradebook."""
+    if not exists(course):
+        return None
+    out = Recorded()
+    with _connection(course) as db:
+        out.grades = {(s, a, g): Grade(auto, manual, extra)
+                      for s, a, g, auto, manual, extra in db.execute(_GRADES)}
+        for s, a, cell, text in db.execute(_COMMENTS):
+            key = (s, a, cell.removesuffix("-answer").removesuffix("-prompt"))
+            out.comments.setdefault(key, []).append(text)
+        out.penalties = {(s, a): p for s, a, p in db.execute(_PENALTIES)}
+    return out
+
+
+def scores(course: Course) -> dict[Key, float | None]:
+    """(student, assignment, grade_id) -> auto_score, through nbgrader's API."""
+    from nbgrader.api import Gradebook  # seconds to import: see the module's docstring
+
+    out = {}
+    with Gradebook(course.db_url) as gb:
+        for assignment in gb.assignments:
+            for sub in assignment.submissions:
+                for nb in sub.notebooks:
+                    for g in nb.grades:
+                        out[(sub.student.id, assignment.name, g.name)] = g.auto_score
+    return out
+
+
+# --- writing: nbgrader's API ----------------------------------------------------------------------
+
+def open_gradebook(course: Course) -> Any:
+    """nbgrader's Gradebook of the course, under the course id its assignments have."""
+    from nbgrader.api import Gradebook  # seconds to import: see the module's docstring
+
+    return Gradebook(course.db_url, course_id(course))
+
+
+def nbgrader_config(course: Course) -> Any:
+    """nbgrader's configuration as ``nbgrader autograde`` run there would see it: the Jupyter
+    config folders, then ``nbgrader_config.py`` of the working directory, then the course's."""
+    config = Config()
+    folders = [*reversed(jupyter_config_path()), str(Path.cwd()), str(course.root)]
+    for folder in dict.fromkeys(folders):
+        if (Path(folder) / "nbgrader_config.py").is_file():
+            config.merge(PyFileConfigLoader("nbgrader_config.py", path=folder).load_config())
+    return config
+
+
+class LatePenalties:
+    """nbgrader's own ``AssignLatePenalties`` step, with its configured plugin (the
+    ``LateSubmissionPlugin``'s penalty_method, or a custom ``plugin_class``), applied to a
+    submission whose auto scores are stored: the same penalty ``nbgrader autograde`` gives."""
+
+    def __init__(self, course: Course) -> None:
+        from nbgrader.preprocessors import AssignLatePenalties  # seconds: see the module's docstring
+
+        self.step = AssignLatePenalties(config=nbgrader_config(course))
+        self.step.init_plugin()
+
+    def apply(self, gb: Any, submission: Any) -> dict[str, float]:
+        seconds = float(submission.total_seconds_late or 0)
+        total = 0.0
+        for notebook in submission.notebooks:
+            gb.db.refresh(notebook)  # its score is computed by the database from the new grades
+            notebook.late_submission_penalty = None
+            if seconds > 0:
+                penalty = self.step.plugin_inst.late_submission_penalty(
+                    submission.student.id, notebook.score, seconds)
+                if penalty is not None:
+                    penalty = self.step._check_late_penalty(notebook, penalty)
+                    notebook.late_submission_penalty = penalty
+                    total += penalty
+        return {"seconds_late": seconds, "penalty": round(total, 6)}
+
+
+def save_grades(gb: Any, course: Course, student: str, assignment: str,
+                points: dict[str, tuple[str, float]], notebooks: dict[str, list[str]],
+                late: LatePenalties | None = None) -> dict[str, float]:
+    """Create student and submission as ``nbgrader autograde`` does; set each auto_score; then
+    the late penalty as nbgrader's AssignLatePenalties does. Returns the lateness.
+
+    ``points`` maps grade id -> (verdict, points); ``notebooks`` maps notebook id -> its grade
+    cell ids, so each exercise lands on the right SubmittedNotebook.
+    """
+    with gb.db.no_autoflush:  # nbgrader's add_submission walks relations before adding its row
+        gb.update_or_create_student(student)
+        stamp = submitted_at(course, student, assignment)
+        extra = {} if stamp is None else {"timestamp": stamp}
+        submission = gb.update_or_create_submission(assignment, student, **extra)
+    kept = 0  # manual grades from the formgrader: nbgrader keeps them over the auto score
+    # walk the submission's own rows: one query per notebook, not one per grade (find_grade)
+    for notebook in submission.notebooks:
+        grade_ids = set(notebooks.get(notebook.name, ()))
+        for grade in notebook.grades:
+            if grade.name not in grade_ids:
+                continue
+            entry = points.get(grade.name)
+            grade.auto_score = None if entry is None or entry[0] == "manual" else float(entry[1])
+            grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+            kept += grade.manual_score is not None
+    gb.db.commit()
+    lateness = (late or LatePenalties(course)).apply(gb, submission)
+    gb.db.commit()
+    return {**lateness, "manual_grades": kept}
+
+
+def set_max_score(gb: Any, assignment: str, notebook: str, grade_id: str, max_score: float) -> None:
+    """A grade cell's maximum, as ``nbgrader generate_assignment`` would store it."""
+    gb.update_or_create_grade_cell(grade_id, notebook, assignment, max_score=max_score)

@@ -1,0 +1,66 @@
+"""The records' reading of the gradebook, and the course folder as a value (#23).
+
+Reads of ``gradebook.db`` are plain SQL (opening nbgrader's ``Gradebook`` writes to it): they
+must leave the file as it was, and a course without a gradebook reads as empty.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from nbgrader.api import Gradebook
+
+from gradtutor.course import Course
+from gradtutor.grading import forkserver
+from gradtutor.records import gradebook
+
+
+def _course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Course:
+    # nbgrader runs the venv's ``alembic`` to create a new gradebook
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    course = Course.at(tmp_path)
+    with Gradebook(course.db_url, "autograd101") as gb:
+        gb.update_or_create_assignment("ch02")
+        gb.update_or_create_assignment("ch01")
+        gb.update_or_create_student("bob", first_name="Bob", last_name="Li", lms_user_id="42")
+        gb.update_or_create_student("ann")
+    return course
+
+
+def test_gradebook_reads_leave_the_file_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    course = _course(tmp_path, monkeypatch)
+    before = course.gradebook.read_bytes()
+    assert gradebook.course_id(course) == "autograd101"
+    assert gradebook.assignment_names(course) == ["ch01", "ch02"]
+    assert gradebook.students(course) == {"ann": gradebook.Student(),
+                                          "bob": gradebook.Student("Bob", "Li", "", "42")}
+    assert gradebook.roster(course, ["ch02"]) == {"ann": ["ch02"], "bob": ["ch02"]}
+    recorded = gradebook.recorded(course)
+    assert recorded is not None and recorded.grades == {} and recorded.penalties == {}
+    assert course.gradebook.read_bytes() == before
+
+
+def test_a_course_without_a_gradebook_reads_as_empty(tmp_path: Path) -> None:
+    course = Course.at(tmp_path)
+    assert gradebook.students(course) == {} and gradebook.roster(course) == {}
+    assert gradebook.recorded(course) is None
+    assert not course.gradebook.exists()
+
+
+def test_the_course_names_its_paths_once(tmp_path: Path) -> None:
+    course = Course.at(tmp_path)
+    root = tmp_path.resolve()
+    assert course.results_path("ch01", "ann") == root / "gradtutor" / "results" / "ch01" / "ann.json"
+    assert course.root.joinpath(*course.submitted_parts("ann", "ch01", "ch01.ipynb")) == \
+        course.submission_dir("ann", "ch01") / "ch01.ipynb"
+    assert course.db_url == f"sqlite:///{tmp_path.resolve() / 'gradebook.db'}"
+
+
+def test_the_zygotes_runtime_copy_holds_no_data_and_no_packaging(tmp_path: Path) -> None:
+    tree = forkserver.runtime_tree(tmp_path)
+    names = {p.name for p in tree.rglob("*")}
+    assert (tree / "__init__.py").is_file() and (tree / "sandbox" / "zygote.py").is_file()
+    assert not names & {"pyproject.toml", "_data", "__pycache__", "checks.json"}
