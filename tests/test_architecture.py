@@ -80,8 +80,8 @@ def imports() -> tuple[Import, ...]:
             edges: list[tuple[str, tuple[str, ...]]] = []
             if isinstance(node, ast.ImportFrom):
                 if node.level:
-                    parts = package.split(".")
-                    base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
+                    parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([node.module] if node.module else []))
                 else:
                     base = node.module or ""
                 edges = _resolve(base, tuple(a.name for a in node.names))
