@@ -142,35 +142,38 @@ def _provider() -> Provider | None:
     return None
 
 
+# A provider, where one loads, comes before the bundled data: the instructor's environment holds
+# the student wheel (with its shown and practice values) beside the trusted package, and grading
+# there must judge every variant. A student's environment has the data and no provider.
 def ids() -> list[str]:
     """The exercises this installation can check."""
-    bundled = _bundled()
-    if bundled is not None:
-        return list(bundled)
     provider = _provider()
-    return provider.ids() if provider is not None else []
+    if provider is not None:
+        return provider.ids()
+    bundled = _bundled()
+    return list(bundled) if bundled is not None else []
 
 
 @cache
 def is_by_hand(exercise_id: str) -> bool:
     """Is this exercise done by hand (autograd off in its answer cell)? Loads that one unit only."""
-    bundled = _bundled()
-    if bundled is not None:
-        return exercise_id in bundled and bundled[exercise_id]["spec"].get("by_hand") is True
     provider = _provider()
-    return provider.is_by_hand(exercise_id) if provider is not None else False
+    if provider is not None:
+        return provider.is_by_hand(exercise_id)
+    bundled = _bundled() or {}
+    return exercise_id in bundled and bundled[exercise_id]["spec"].get("by_hand") is True
 
 
 def _lookup(exercise_id: str, computed: str) -> Check:
-    """The runtime's bundled check, or the one the provider computes (``computed`` names the
-    provider's method); ``KeyError`` where neither exists (the grading sandbox)."""
-    bundled = _bundled()
-    if bundled is not None:
-        return from_json(bundled[exercise_id])
+    """The check the provider computes (``computed`` names its method), else the runtime's
+    bundled one; ``KeyError`` where neither exists (the grading sandbox)."""
     provider = _provider()
-    if provider is None:
+    if provider is not None:
+        return getattr(provider, computed)(exercise_id)
+    bundled = _bundled()
+    if bundled is None:
         raise KeyError(exercise_id)
-    return getattr(provider, computed)(exercise_id)
+    return from_json(bundled[exercise_id])
 
 
 @cache

@@ -24,7 +24,7 @@ from autograder.judge import judge
 from autograder.kinds import canonical_to_json
 from gradtutor.authoring import runtime
 from gradtutor.key import registry
-from gradtutor.key.answer_key import practice_params, spec, wrong_values
+from gradtutor.key.answer_key import check_for, practice_params, spec, wrong_values
 
 GRADTUTOR = str(Path(sys.executable).parent / "gradtutor")
 EXERCISES = registry.all_exercises()
@@ -180,3 +180,30 @@ def test_wheel_installs_beside_torch_alone(wheel: Path, tmp_path: Path) -> None:
     assert int(count) == len(EXERCISES)
     assert trusted == "None"
     assert (right, invalid) == ("correct", "value_not_derivative")
+
+
+def test_a_provider_comes_before_bundled_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The instructor's environment holds the student wheel (shown and practice values) beside
+    the trusted package: grading there judges every variant the answer key has."""
+    from autograder import checkdata
+
+    data = tmp_path / "checks.json"
+    data.write_text(json.dumps(runtime.check_data()))
+    caches = (checkdata._bundled, checkdata.get, checkdata.practice, checkdata.is_by_hand)
+    for cached in caches:
+        cached.cache_clear()
+    monkeypatch.setattr(checkdata, "DATA_FILE", data)
+    try:
+        assert checkdata._bundled() is not None  # the data file is there, and read
+        graded = checkdata.to_json(checkdata.get("sum_rule"))
+        assert graded == checkdata.to_json(check_for("sum_rule"))  # the hidden variants
+        assert graded != runtime.check_data()["exercises"]["sum_rule"]
+        monkeypatch.setattr(checkdata, "_registered", [None])  # no provider: the bundled data
+        checkdata._provider.cache_clear()
+        checkdata.get.cache_clear()
+        assert checkdata.to_json(checkdata.get("sum_rule")) == runtime.check_data()["exercises"]["sum_rule"]
+    finally:
+        monkeypatch.undo()
+        checkdata._provider.cache_clear()
+        for cached in caches:
+            cached.cache_clear()
