@@ -31,6 +31,8 @@ import builtins
 import json
 import math
 import re
+import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -143,18 +145,29 @@ class Done:
 Message = Ready | CellStopped | CellFailed | Answers | Done
 
 
+MALFORMED = "the grading child sent a malformed message"
+MAX_NUMBER = sys.float_info.max  # an integer beyond the largest float is not an answer's number
+
+
 def parse_message(line: bytes, expected: dict[str, int]) -> Message | None:
     """One line from a child, or None when it is not a well-formed message of the contract.
 
-    ``expected`` maps each exercise of the job to how many answers it must carry.
+    ``expected`` maps each exercise of the job to how many answers it must carry. Total: for any
+    bytes it returns a message or None and raises nothing (tests/test_contract_fuzz.py); every
+    field is checked by type (exact built-in types, so nothing unhashable reaches a set) and
+    bound (numbers finite, strings, lists, dicts and nesting bounded) before it is used.
     """
-    if len(line) > MAX_LINE_BYTES:
+    if type(line) not in (bytes, bytearray) or len(line) > MAX_LINE_BYTES:
         return None
     try:
         raw = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        return _message(raw, expected)
+    except (UnicodeDecodeError, ValueError, RecursionError, TypeError, OverflowError, MemoryError):
         return None
-    if not isinstance(raw, dict):
+
+
+def _message(raw: Any, expected: dict[str, int]) -> Message | None:
+    if type(raw) is not dict or len(raw) > 16:
         return None
     kind = raw.get("type")
     if kind == "ready":
@@ -167,14 +180,24 @@ def parse_message(line: bytes, expected: dict[str, int]) -> Message | None:
     if kind == "cell":
         why = raw.get("why")
         if why == "error":
-            return CellFailed(cell, raw.get("error") if raw.get("error") in ERROR_NAMES else "Exception")
-        return CellStopped(cell, why) if why in LIMIT_CODES else None
+            return CellFailed(cell, _error_name(raw.get("error")))
+        return CellStopped(cell, why) if _one_of(why, LIMIT_CODES) else None
     if kind == "answers":
         exercise, answers = raw.get("exercise"), raw.get("answers")
-        if exercise not in expected or type(answers) is not list or len(answers) != expected[exercise]:
+        if type(exercise) is not str or exercise not in expected or type(answers) is not list \
+                or len(answers) != expected[exercise]:
             return None
         return Answers(exercise, cell, tuple(clean_plain(a) for a in answers))
     return None
+
+
+def _one_of(value: Any, allowed: Iterable[str]) -> bool:
+    """``value in allowed`` for a string only: a list or dict from the child is never hashed."""
+    return type(value) is str and len(value) <= 80 and value in allowed
+
+
+def _error_name(value: Any) -> str:
+    return value if _one_of(value, ERROR_NAMES) else "Exception"
 
 
 def clean_plain(p: Any, depth: int = 0) -> dict:
@@ -192,6 +215,8 @@ def _clean_value(p: Any, depth: int) -> dict:
     if type(p) is not dict or depth > MAX_DEPTH:
         return dict(_UNSUPPORTED)
     t = p.get("t")
+    if not _one_of(t, _TAGS):
+        return dict(_UNSUPPORTED)
     if t in ("none", "ellipsis", "function", "unsupported"):
         return {"t": t}
     if t == "bool":
@@ -202,30 +227,33 @@ def _clean_value(p: Any, depth: int) -> dict:
         v = p.get("v")
         return {"t": "str", "v": v[:200]} if type(v) is str else dict(_UNSUPPORTED)
     if t in ("exception", "error"):
-        v = p.get("v")
-        return {"t": t, "v": v if v in ERROR_NAMES else "Exception"}
+        return {"t": t, "v": _error_name(p.get("v"))}
     if t == "node":
         v = p.get("v")
         return {"t": "node", "v": v} if type(v) is str and _IDENT.fullmatch(v) else dict(_UNSUPPORTED)
     if t == "missing":
         why = p.get("why")
-        out = {"t": "missing", "why": why if why in MISSING_CODES else "no_variable"}
+        out = {"t": "missing", "why": why if _one_of(why, MISSING_CODES) else "no_variable"}
         if why == "answer_cell_raised":
-            out["error"] = p.get("error") if p.get("error") in ERROR_NAMES else "Exception"
+            out["error"] = _error_name(p.get("error"))
         return out
     if t == "limit":
-        return {"t": "limit", "why": p.get("why") if p.get("why") in LIMIT_CODES else "cpu"}
-    if t == "dict":
-        v = p.get("v")
-        if type(v) is not dict or len(v) > 50:
-            return dict(_UNSUPPORTED)
+        why = p.get("why")
+        return {"t": "limit", "why": why if _one_of(why, LIMIT_CODES) else "cpu"}
+    return _clean_container(p, t, depth)
+
+
+def _clean_container(p: dict, t: str, depth: int) -> dict:
+    v = p.get("v")
+    if t == "dict" and type(v) is dict and len(v) <= 50:
         return {"t": "dict", "v": {k[:80]: clean_plain(x, depth + 1) for k, x in v.items() if type(k) is str}}
-    if t == "list":
-        v = p.get("v")
-        if type(v) is not list or len(v) > 1000:
-            return dict(_UNSUPPORTED)
+    if t == "list" and type(v) is list and len(v) <= 1000:
         return {"t": "list", "v": [clean_plain(x, depth + 1) for x in v]}
     return dict(_UNSUPPORTED)
+
+
+_TAGS = frozenset({"none", "ellipsis", "function", "unsupported", "bool", "array", "str", "exception",
+                   "error", "node", "missing", "limit", "dict", "list"})
 
 
 def _clean_array(p: dict) -> dict:
@@ -239,18 +267,22 @@ def _clean_array(p: dict) -> dict:
         clean = _numbers(values, shape)
     except (TypeError, ValueError):
         return dict(_UNSUPPORTED)
-    out = {"t": "array", "shape": list(shape), "dtype": dtype if dtype in DTYPES else "float", "v": clean}
+    out = {"t": "array", "shape": list(shape), "dtype": dtype if _one_of(dtype, DTYPES) else "float",
+           "v": clean}
     if p.get("boxed") is True:  # one tensor inside a tuple or list, as autograd.grad returns it
         out["boxed"] = True
     return out
 
 
 def _numbers(v: Any, shape: list[int]) -> Any:
-    """The nested list checked against its shape, each leaf a float or a spelled-out special."""
+    """The nested list checked against its shape, each leaf a finite float within
+    ``MAX_NUMBER`` or a spelled-out special (an integer of 400 digits is not a number here)."""
     if not shape:
-        if type(v) in (float, int) and type(v) is not bool:
+        if type(v) is int and abs(v) <= MAX_NUMBER:
             return float(v)
-        if v in ("nan", "inf", "-inf"):
+        if type(v) is float and math.isfinite(v):
+            return v
+        if type(v) is str and v in ("nan", "inf", "-inf"):
             return v
         raise ValueError("not a number")
     if type(v) is not list or len(v) != shape[0]:

@@ -401,12 +401,37 @@ def _unmet(check: Check, answer: Plain) -> int | None:
     return next((i for i, r in enumerate(check.requires) if r.code in codes), None)
 
 
+UNJUDGEABLE = ("The grader could not judge this answer (reading it failed), so it earns no points "
+               "here. Check that it is the kind of value the exercise asks for.")
+
+
 def judge(exercise: str | Check, answers: list[Plain]) -> Feedback:
-    """Judge the answers for the first ``len(answers)`` variants (shown values first)."""
+    """Judge the answers for the first ``len(answers)`` variants (shown values first).
+
+    Raises only ``ValueError`` for no answers or more than variants (the caller's mistake). Whatever
+    the answers hold, judging them raises nothing: an answer the judge fails on is invalid with
+    the fixed ``UNJUDGEABLE`` message, never a traceback of its data (tests/test_contract_fuzz.py).
+    """
     check = exercise if isinstance(exercise, Check) else checkdata.get(exercise)
-    if len(answers) > len(check.variants):
-        raise ValueError(f"{len(answers)} answers for {len(check.variants)} variants of {check.id}")
-    results = [judge_variant(check, i, a) for i, a in enumerate(answers)]
+    if type(answers) is not list or not 0 < len(answers) <= len(check.variants):
+        raise ValueError(f"judge takes a list of 1 to {len(check.variants)} answers for {check.id}")
+    try:
+        return _judge(check, answers)
+    except Exception:  # the answer's doing, contained to this exercise: see UNJUDGEABLE
+        return Feedback(exercise=check.id, title=check.title, verdict="invalid", score=0.0,
+                        message=UNJUDGEABLE,
+                        variants=[VariantScore("invalid", 0.0) for _ in answers])
+
+
+def _safe_variant(check: Check, variant: int, answer: Plain) -> Judgement:
+    try:
+        return judge_variant(check, variant, answer if type(answer) is dict else {"t": "unsupported"})
+    except Exception:  # one variant's answer the judge cannot read: that variant is invalid
+        return Judgement("invalid", 0.0, message=UNJUDGEABLE)
+
+
+def _judge(check: Check, answers: list[Plain]) -> Feedback:
+    results = [_safe_variant(check, i, a) for i, a in enumerate(answers)]
     public = results[0]
     fb = Feedback(exercise=check.id, title=check.title, verdict="wrong", score=0.0, message="",
                   variants=[VariantScore(r.status, r.score) for r in results])

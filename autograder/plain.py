@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from autograder.contract import MAX_NUMBER
+
 Plain = dict[str, Any]
 
 MAX_ELEMENTS = 100_000  # answers in this course are tiny; refuse to copy a memory bomb
@@ -87,7 +89,9 @@ def to_plain(obj: Any, _depth: int = 0) -> Plain:
         return {"t": "ellipsis"}
     if kind is bool or kind is np.bool_:
         return {"t": "bool", "v": bool(obj)}
-    if kind is int:
+    if kind is int:  # the contract's bound: an integer no float holds is not a number it reads
+        if abs(obj) > MAX_NUMBER:
+            return {"t": "unsupported", "type": "integer beyond the float range"}
         return {"t": "array", "shape": [], "dtype": "int", "v": float(obj)}
     if kind is float:
         return {"t": "array", "shape": [], "dtype": "float", "v": _encode_float(obj)}

@@ -32,7 +32,7 @@ from typing import Any
 import autograder
 import exercises
 import gradtutor
-from autograder.contract import Answers, Done, Job, Message, Ready, encode_job, parse_message
+from autograder.contract import MALFORMED, Answers, Done, Job, Message, Ready, encode_job, parse_message
 from autograder.sandbox.limits import UIDS_PER_BATCH, Limits, uid_block
 
 NEEDS_ROOT = ("gradtutor grade needs root, to run each submission as its own user in its own mount "
@@ -337,8 +337,9 @@ def _read(run: _Running, sel: selectors.BaseSelector) -> None:
     *lines, rest = run.buffer.split(b"\n")
     run.buffer = bytearray(rest)
     for line in lines:
-        message = parse_message(line, run.expected)
-        if message is None:
+        message = _parse(line, run.expected)
+        if message is None:  # dropped; the submission's result says so in the grader's words
+            run.outcome.ended = run.outcome.ended or MALFORMED
             continue
         if isinstance(message, Ready) and run.outcome.started:
             continue  # only the first counts
@@ -348,6 +349,15 @@ def _read(run: _Running, sel: selectors.BaseSelector) -> None:
         run.done = run.done or isinstance(message, Done)
     if len(run.buffer) > 2 * 2**20:
         run.buffer.clear()
+
+
+def _parse(line: bytes, expected: dict[str, int]) -> Message | None:
+    """``parse_message``, which raises nothing by contract; should it ever, the line is one
+    more malformed message of this submission, never the batch's failure."""
+    try:
+        return parse_message(line, expected)
+    except Exception:
+        return None
 
 
 def answers_of(outcome: Outcome) -> dict[str, tuple[dict, ...]]:
