@@ -114,6 +114,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("file", type=Path, metavar="FILE.csv")
     p.add_argument("--course", dest="course_dir", type=Path, default=Path("course"),
                    help="the course folder holding gradebook.db (default: ./course)")
+    # imported when the command runs, so that `gradtutor --help` stays instant
     p.set_defaults(run=_lazy("gradtutor.records.roster:import_cli"))
 
     p = sub.add_parser("demo-class", help="write a synthetic class of submissions (correct, each "
