@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import difflib
 import html
+import os
+import sys
 from typing import Any
 
 from autograder import byhand, checkdata
@@ -52,7 +54,25 @@ def check(exercise_id: str, answer: Any = Ellipsis, *, namespace: dict[str, Any]
           history: list[str] | None = None) -> Feedback:
     """Judge ``answer`` at the values shown in the notebook and, in a kernel, re-run the answer
     cell (found in the kernel's history, as grading does) at the practice values too; returns
-    a displayable Feedback that says where an answer right only at the shown values fails."""
+    a displayable Feedback that says where an answer right only at the shown values fails.
+    Under nbgrader's Validate, a verdict other than right is also told to the validator."""
+    fb = _self_check(exercise_id, answer, namespace, history)
+    _tell_validate(fb)
+    return fb
+
+
+def _tell_validate(fb: Feedback) -> None:
+    """nbgrader's Validate (the button and ``nbgrader validate``, which run the notebook with
+    NBGRADER_VALIDATING=1) fails a grade cell only on an error or on text on stderr; a check
+    cell never raises, so without this it would call wrong work "passes all the tests".
+    The verdict goes to stderr, where the validator shows it under the cell; grading never
+    sets the variable, so scores do not change."""
+    if os.environ.get("NBGRADER_VALIDATING") == "1" and not fb.correct:
+        print(f"The self-check says:\n{fb}", file=sys.stderr)
+
+
+def _self_check(exercise_id: str, answer: Any, namespace: dict[str, Any] | None,
+                history: list[str] | None) -> Feedback:
     try:
         found = checkdata.practice(exercise_id) if isinstance(exercise_id, str) else None
     except KeyError:

@@ -101,9 +101,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", type=Path, metavar="FILE",
                    help="one row per student and assignment (score, late penalty, total, ...)")
     p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
-    p.add_argument("--section", default="", help="the Section column of the Canvas file")
+    p.add_argument("--section", default="", help="the Section column of the Canvas file for a student "
+                                                  "the roster gives no section")
     # imported when the command runs, so that `gradtutor --help` stays instant
     p.set_defaults(run=_lazy("gradtutor.reports.export:export_cli"))
+
+    p = sub.add_parser("roster", help="the class list: import a CSV of students into the gradebook")
+    actions = p.add_subparsers(metavar="ACTION", required=True)  # no dest: not an option to pass on
+    p = actions.add_parser("import", help="add or update students from a CSV with the header "
+                                          "id,first_name,last_name,email,lms_user_id,section; a bad "
+                                          "file is refused whole, naming each bad line")
+    p.add_argument("file", type=Path, metavar="FILE.csv")
+    p.add_argument("--course", dest="course_dir", type=Path, default=Path("course"),
+                   help="the course folder holding gradebook.db (default: ./course)")
+    # imported when the command runs, so that `gradtutor --help` stays instant
+    p.set_defaults(run=_lazy("gradtutor.records.roster:import_cli"))
 
     p = sub.add_parser("demo-class", help="write a synthetic class of submissions (correct, each "
                                           "misconception, blank, half done, broken)")

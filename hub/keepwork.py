@@ -11,6 +11,9 @@ For every file the release copy the student started from is kept aside (the *bas
 release changes:
 
 * a file the student never changed (equal to its base) is replaced by the new release;
+  a notebook is compared by its content (``same_work``): cell types and sources, markdown
+  attachments and the outputs of answer cells. Opening and saving it in JupyterLab without
+  touching it (new metadata, execution counts, kernelspec, JSON layout) is not a change;
 * a file the student changed is kept; the new release is written to an ``updates`` folder,
   with ``WHAT-CHANGED.txt`` naming the cells that the release changed.
 
@@ -45,6 +48,54 @@ def _cells(path: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
+def _text(value: object) -> object:
+    """nbformat stores multi-line strings as a list of lines or as one string: the same text."""
+    return "".join(value) if isinstance(value, list) and all(isinstance(v, str) for v in value) else value
+
+
+def _output(out: dict) -> tuple:
+    """An output without what a rerun or a save rewrites (execution count, metadata, traceback)."""
+    kind = out.get("output_type")
+    if kind == "stream":
+        return (kind, out.get("name"), _text(out.get("text", "")))
+    if kind == "error":
+        return (kind, out.get("ename"), out.get("evalue"))
+    data = out.get("data", {})
+    return (kind, sorted((k, _text(v)) for k, v in data.items()) if isinstance(data, dict) else data)
+
+
+def _cell_work(cell: dict) -> tuple:
+    """What of a cell is the student's: its type and source, a markdown cell's attachments, and
+    the outputs of an answer cell (nbgrader ``solution``). Not its metadata or id, which
+    JupyterLab rewrites, nor a lesson cell's outputs, which running it remakes."""
+    answer = cell.get("metadata", {}).get("nbgrader", {}).get("solution", False) is True
+    outputs = [_output(o) for o in cell.get("outputs", []) if isinstance(o, dict)] if answer else []
+    return (cell.get("cell_type"), _text(cell.get("source", "")), cell.get("attachments") or {}, outputs)
+
+
+def _notebook_work(path: Path) -> list[tuple] | None:
+    """A notebook's cells as the student's work, or None if it is not a readable notebook."""
+    try:
+        nb = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+        return None
+    return [_cell_work(c) for c in cells]
+
+
+def same_work(a: Path, b: Path) -> bool:
+    """Two copies hold the same work: equal notebook content (see ``_cell_work``) for notebooks,
+    equal bytes for every other file (and for a notebook that does not parse)."""
+    if filecmp.cmp(a, b, shallow=False):
+        return True
+    if a.suffix != ".ipynb" or b.suffix != ".ipynb":
+        return False
+    work_a, work_b = _notebook_work(a), _notebook_work(b)
+    return work_a is not None and work_a == work_b
+
+
 def changed_cells(old: Path, new: Path) -> list[str]:
     """What a release changed between two versions of a notebook, one line per cell."""
     before, after = _cells(old), _cells(new)
@@ -69,12 +120,12 @@ def refresh(release: Path, mine: Path, base: Path, *, updates: Path | None = Non
             said.append(f"new: {rel}")
         elif filecmp.cmp(src, dest, shallow=False):
             _copy(src, kept)
-        elif kept.exists() and filecmp.cmp(kept, dest, shallow=False):
+        elif kept.exists() and filecmp.cmp(kept, src, shallow=False):
+            continue  # the release has not changed since the student's copy
+        elif same_work(src, dest) or (kept.exists() and same_work(kept, dest)):
             _copy(src, dest)  # the student had not changed it: take the new release
             _copy(src, kept)
             said.append(f"updated: {rel} (you had not changed it)")
-        elif kept.exists() and filecmp.cmp(kept, src, shallow=False):
-            continue  # only the student changed it
         else:
             _copy(src, updates / rel)
             cells = changed_cells(kept, src) if kept.exists() else ["(no earlier release on record)"]

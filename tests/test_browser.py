@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 import torch
 from browser.demo import EXERCISE, WIDGETS, write_demo
@@ -248,3 +249,59 @@ def test_exported_page_shows_the_widgets_offline(browser, tmp_path):
         shot(page, "export-offline")
     finally:
         context.close()
+
+
+def _saved(page, path: Path, before: bytes, timeout: float = 30.0) -> bytes:
+    """Ctrl+S in the open notebook, then the file's bytes once the server has written them."""
+    page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first.click()
+    page.keyboard.press("Escape")  # command mode: Ctrl+S saves the notebook
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + timeout
+    while path.read_bytes() == before:
+        assert time.monotonic() < deadline, f"{path.name} was not saved"
+        time.sleep(0.2)
+    return path.read_bytes()
+
+
+def test_an_opened_and_saved_notebook_takes_the_next_release(lab, page):
+    """`make lab`'s rule (hub/keepwork.py) in real JupyterLab: chapter 1 is opened and saved
+    untouched (JupyterLab rewrites its metadata), chapter 2 gets an answer typed in and saved;
+    a new release of both replaces the untouched copy and files chapter 2's under updates/."""
+    sys.path.insert(0, str(REPO / "hub"))
+    import keepwork  # hub/ is not a package: the script make lab runs
+
+    release, work = lab.root / "keep-release", lab.root / "keep-work"
+    untouched, edited = "ch01_graphs.ipynb", "ch02_numerics.ipynb"
+    release.mkdir()
+    for name in (untouched, edited):
+        shutil.copy(REPO / "notebooks" / name, release / name)
+    keepwork.refresh(release, work, work / ".base")
+
+    open_notebook(page, lab, f"keep-work/{untouched}")
+    saved = _saved(page, work / untouched, (release / untouched).read_bytes())
+    assert keepwork.same_work(work / untouched, release / untouched)  # only metadata changed
+
+    open_notebook(page, lab, f"keep-work/{edited}")
+    answer = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell").filter(
+        has_text="YOUR CODE HERE").first
+    answer.locator(".cm-content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.insert_text("\nmy_work = 'typed in the lab'")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + 30
+    while "typed in the lab" not in (work / edited).read_text():
+        assert time.monotonic() < deadline, f"{edited} was not saved"
+        time.sleep(0.2)
+    mine = (work / edited).read_bytes()
+
+    for name in (untouched, edited):  # the next release changes a lesson cell of each
+        nb = nbformat.read(release / name, as_version=4)
+        next(c for c in nb.cells if c.cell_type == "markdown").source += "\n\nAdded in a new release."
+        nbformat.write(nb, release / name)
+    said = keepwork.refresh(release, work, work / ".base")
+    assert f"updated: {untouched} (you had not changed it)" in said, said
+    assert (work / untouched).read_bytes() == (release / untouched).read_bytes() != saved
+    assert not (work / "updates" / untouched).exists()
+    assert (work / edited).read_bytes() == mine
+    assert (work / "updates" / edited).read_bytes() == (release / edited).read_bytes()

@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from gradtutor.authoring.build import REPO
 
@@ -75,6 +76,111 @@ def test_a_rebuild_keeps_the_students_edit_and_says_what_changed(tmp_path: Path)
     assert (work / "updates" / ch1).read_bytes() == (built / ch1).read_bytes()
     note = (work / "updates" / keepwork.NOTE).read_text()
     assert f"{ch1}: the release changed 1 cell(s)" in note and f"changed {changed[ch1]}" in note
+
+
+def _two_copies(tmp_path: Path, change) -> tuple[Path, Path]:
+    """Chapter 1 as released, and a copy that ``change`` altered (a JSON dict of the notebook)."""
+    a, b = tmp_path / "a.ipynb", tmp_path / "b.ipynb"
+    shutil.copy(REPO / "notebooks" / "ch01_graphs.ipynb", a)
+    nb = json.loads(a.read_text())
+    change(nb)
+    b.write_text(json.dumps(nb, indent=2, sort_keys=False))  # another JSON layout, no final newline
+    return a, b
+
+
+def _answer(nb: dict) -> dict:
+    return next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("solution"))
+
+
+def _lesson_code(nb: dict) -> dict:
+    return next(c for c in nb["cells"] if c["cell_type"] == "code" and not c["metadata"].get("nbgrader"))
+
+
+def _saved_by_jupyterlab(nb: dict) -> None:
+    """What opening, running and saving rewrites: metadata, ids, counts, lesson outputs."""
+    nb["metadata"]["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb["metadata"]["language_info"] = {"name": "python", "version": "3.11.2", "mimetype": "text/x-python"}
+    nb["metadata"]["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    nb["nbformat_minor"] = 5
+    for cell in nb["cells"]:
+        cell["metadata"]["trusted"] = True
+        cell["metadata"]["jp-MarkdownHeadingCollapsed"] = True
+        if isinstance(cell["source"], str):  # nbformat keeps a list of lines or one string
+            cell["source"] = cell["source"].splitlines(keepends=True)
+        if cell["cell_type"] == "code":
+            cell["execution_count"] = 7
+    _lesson_code(nb)["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "tensor(1.)\n"}]
+
+
+def _answer_output(nb: dict) -> None:
+    _answer(nb)["outputs"] = [{"output_type": "execute_result", "execution_count": 3, "metadata": {},
+                               "data": {"text/plain": "42"}}]
+
+
+@pytest.mark.parametrize("change", [_saved_by_jupyterlab, lambda nb: None], ids=["saved", "relaid"])
+def test_a_save_without_an_edit_is_the_same_work(tmp_path: Path, change) -> None:
+    a, b = _two_copies(tmp_path, change)
+    assert a.read_bytes() != b.read_bytes()
+    assert keepwork.same_work(a, b) and keepwork.same_work(b, a)
+
+
+def test_the_same_answer_output_run_twice_is_the_same_work(tmp_path: Path) -> None:
+    def rerun(nb: dict) -> None:
+        _answer_output(nb)
+        _answer(nb)["outputs"][0]["execution_count"] = 9
+    (tmp_path / "once").mkdir(), (tmp_path / "twice").mkdir()
+    once = _two_copies(tmp_path / "once", _answer_output)[1]
+    twice = _two_copies(tmp_path / "twice", rerun)[1]
+    assert once.read_bytes() != twice.read_bytes() and keepwork.same_work(once, twice)
+
+
+@pytest.mark.parametrize("change", [
+    lambda nb: _answer(nb).update(source="x = 1  # my work"),
+    _answer_output,
+    lambda nb: nb["cells"].append({"cell_type": "markdown", "id": "mine", "metadata": {}, "source": "notes"}),
+    lambda nb: nb["cells"].pop(),
+    lambda nb: next(c for c in nb["cells"] if c["cell_type"] == "markdown").update(
+        attachments={"a.png": {"image/png": "iVBORw0KGgo="}}),
+    lambda nb: _lesson_code(nb).update(source="print('I changed a lesson cell')"),
+], ids=["answer source", "answer output", "added cell", "removed cell", "attachment", "lesson source"])
+def test_the_students_content_is_a_change(tmp_path: Path, change) -> None:
+    a, b = _two_copies(tmp_path, change)
+    assert not keepwork.same_work(a, b) and not keepwork.same_work(b, a)
+
+
+def test_a_broken_notebook_or_another_file_compares_by_bytes(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.ipynb", tmp_path / "b.ipynb"
+    a.write_text("{not json"), b.write_text("{not json ")
+    assert not keepwork.same_work(a, b) and keepwork.same_work(a, a)
+    c, d = tmp_path / "c.txt", tmp_path / "d.txt"
+    c.write_text('{"cells": []}'), d.write_text('{"cells": [] }')
+    assert not keepwork.same_work(c, d)
+
+
+def test_an_untouched_but_saved_copy_takes_the_new_release(tmp_path: Path) -> None:
+    """The rule itself: the saved-but-untouched copy is replaced; an edited one is kept."""
+    release, work = tmp_path / "release", tmp_path / "work"
+    release.mkdir()
+    for name in ("ch01_graphs.ipynb", "ch02_numerics.ipynb"):
+        shutil.copy(REPO / "notebooks" / name, release / name)
+    keepwork.refresh(release, work, work / ".base")
+    for name, change in (("ch01_graphs.ipynb", _saved_by_jupyterlab), ("ch02_numerics.ipynb", _answer_output)):
+        nb = json.loads((work / name).read_text())
+        change(nb)
+        (work / name).write_text(json.dumps(nb))
+    assert keepwork.refresh(release, work, work / ".base") == []  # no release: nothing to do
+    mine = (work / "ch02_numerics.ipynb").read_bytes()
+    for name in ("ch01_graphs.ipynb", "ch02_numerics.ipynb"):
+        nb = nbformat.read(release / name, as_version=4)
+        nb.cells[0].source += "\n\nAn update."
+        nbformat.write(nb, release / name)
+    said = keepwork.refresh(release, work, work / ".base")
+    assert said == ["updated: ch01_graphs.ipynb (you had not changed it)",
+                    "kept your ch02_numerics.ipynb: the new release is updates/ch02_numerics.ipynb, "
+                    "see updates/WHAT-CHANGED.txt"]
+    assert (work / "ch01_graphs.ipynb").read_bytes() == (release / "ch01_graphs.ipynb").read_bytes()
+    assert (work / "ch02_numerics.ipynb").read_bytes() == mine
+    assert not (work / "updates" / "ch01_graphs.ipynb").exists()
 
 
 def test_make_lab_serves_the_working_copy_with_student_tools_only(tmp_path: Path) -> None:

@@ -60,12 +60,25 @@ def course_id(course: Course) -> str:
 
 @dataclass(frozen=True)
 class Student:
-    """A student of the gradebook: names, email and the LMS user id, "" where not set."""
+    """A student of the gradebook: names, email, the LMS user id and the section, "" where not
+    set. nbgrader's student table has no section: gradtutor keeps it in its own table
+    (``SECTIONS``) in the same gradebook file."""
 
     first: str = ""
     last: str = ""
     email: str = ""
     lms: str = ""
+    section: str = ""
+
+
+# gradtutor's own table beside nbgrader's (nbgrader's SQLAlchemy models never touch it)
+SECTIONS = "gradtutor_student_section"
+
+
+def _sections(db: sqlite3.Connection) -> dict[str, str]:
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (SECTIONS,)).fetchone():
+        return {}
+    return dict(db.execute(f"SELECT student_id, section FROM {SECTIONS}"))
 
 
 def students(course: Course) -> dict[str, Student]:
@@ -75,7 +88,8 @@ def students(course: Course) -> dict[str, Student]:
     with _connection(course) as db:
         rows = db.execute("SELECT id, first_name, last_name, email, lms_user_id FROM student "
                           "ORDER BY id").fetchall()
-    return {sid: Student(first or "", last or "", email or "", lms or "")
+        sections = _sections(db)
+    return {sid: Student(first or "", last or "", email or "", lms or "", sections.get(sid, ""))
             for sid, first, last, email, lms in rows}
 
 
@@ -228,6 +242,22 @@ def save_grades(gb: Any, course: Course, student: str, assignment: str,
     lateness = (late or LatePenalties(course)).apply(gb, submission)
     gb.db.commit()
     return {**lateness, "manual_grades": kept}
+
+
+def add_students(course: Course, people: dict[str, Student]) -> None:
+    """Create or update each student (names, email, LMS id) through nbgrader's API, as ``nbgrader
+    db student import`` does, then their sections in gradtutor's table. Students already in the
+    gradebook and not in ``people`` are left as they are."""
+    with open_gradebook(course) as gb:
+        for sid, who in people.items():
+            gb.update_or_create_student(sid, first_name=who.first or None, last_name=who.last or None,
+                                        email=who.email or None, lms_user_id=who.lms or None)
+    with _connection(course) as db:
+        db.execute(f"CREATE TABLE IF NOT EXISTS {SECTIONS} "
+                   "(student_id TEXT PRIMARY KEY, section TEXT NOT NULL)")
+        db.executemany(f"INSERT INTO {SECTIONS} VALUES (?, ?) ON CONFLICT(student_id) "
+                       "DO UPDATE SET section = excluded.section",
+                       [(sid, who.section) for sid, who in people.items()])
 
 
 def set_max_score(gb: Any, assignment: str, notebook: str, grade_id: str, max_score: float) -> None:

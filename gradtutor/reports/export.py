@@ -9,7 +9,8 @@ Canvas (Grades > Import): the header ``Student,ID,SIS User ID,SIS Login ID,Secti
 column per assignment; the second row is ``Points Possible`` with each assignment's maximum.
 Canvas matches a row to a student by ``ID`` (the Canvas user id: nbgrader's ``lms_user_id``,
 where the roster has one) or by ``SIS User ID`` / ``SIS Login ID`` (the nbgrader student id).
-``Student`` is "Last, First" where the gradebook has names, else the id.
+``Student`` is "Last, First" where the gradebook has names, else the id. ``Section`` is the
+student's from the roster (``gradtutor roster import``), else ``--section``.
 
 Every text cell goes through ``sheet``: nothing a spreadsheet would run as a formula.
 """
@@ -85,7 +86,7 @@ def write_canvas(path: Path, results: list[dict], people: dict[str, Student],
     for sid, who in sorted(people.items()):
         label = f"{who.last}, {who.first}" if who.last or who.first else sid
         scores = [_number(totals[(sid, a)]) if (sid, a) in totals else "" for a in names]
-        rows.append([label, who.lms, sid, sid, section, *scores])
+        rows.append([label, who.lms, sid, sid, who.section or section, *scores])
     return sheet.write(path, [*CANVAS_HEADER, *names], rows)
 
 
