@@ -21,12 +21,13 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from autograder.contract import Ready, parse_message
 from autograder.plain import to_plain
+from autograder.sandbox import seal
 from autograder.sandbox.limits import Limits, uid_block
 from autograder.sandbox.zygote import Snapshot
 from autograder.selfcheck import grade
 from gradtutor.authoring import cells
 from gradtutor.course import Course
-from gradtutor.grading import forkserver, scoring, submission
+from gradtutor.grading import scoring, submission
 from gradtutor.grading.forkserver import Outcome
 from gradtutor.grading.submission import Submission, Unreadable
 from gradtutor.key import registry
@@ -233,27 +234,51 @@ def test_snapshot_undoes_monkeypatching() -> None:
         torch.allclose, autograder.plain.to_plain, torch.Tensor.__eq__ = allclose, to_plain_fn, eq
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="worker uids need root")
-def test_reaper_kills_every_process_of_a_uid_and_says_when_it_is_gone() -> None:
+@pytest.mark.skipif(os.geteuid() != 0, reason="PID namespaces need root")
+def test_one_sigkill_to_a_namespace_init_ends_every_process_in_it() -> None:
+    """The parent's kill needs nothing of the submission: a grandchild that stopped itself,
+    blocks every signal and sleeps as the worker uid dies with the init the zygote forked."""
     uid = uid_block(os.getpid()) + 65_535  # a submission uid no batch of this process reaches
-    reaper = forkserver.Reaper()
     ready_r, ready_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # a leftover of a student's notebook: sleeps as the worker uid
+    own = os.open("/proc/self/ns/pid", os.O_RDONLY)
+    init = seal.fork_as_init(own)
+    if init == 0:  # pid 1 of its namespace, as a child of the zygote is
         try:
-            os.setgid(uid)
-            os.setuid(uid)
-            os.write(ready_w, b"r")
+            if os.fork() == 0:
+                os.setgid(uid)
+                os.setuid(uid)
+                # /proc is still the host's here: its pid as the parent sees it
+                os.write(ready_w, os.readlink("/proc/self").encode().ljust(16))
+                signal.pthread_sigmask(signal.SIG_BLOCK, set(range(1, signal.NSIG)) - {9, 19})
+                os.kill(os.getpid(), signal.SIGSTOP)
             time.sleep(60)
         finally:
             os._exit(0)
-    assert os.read(ready_r, 1) == b"r"
-    assert reaper.reap(uid)
-    _, status = os.waitpid(pid, 0)
+    grandchild = int(os.read(ready_r, 16))
+    again = seal.fork_as_init(own)  # the caller's own namespace came back: a second one works
+    if again == 0:
+        os._exit(0)
+    os.waitpid(again, 0)
+    os.close(own)
+    os.kill(init, signal.SIGKILL)
+    _, status = os.waitpid(init, 0)  # returns once the kernel has ended the whole namespace
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
-    os.kill(reaper.pid, signal.SIGKILL)
-    os.waitpid(reaper.pid, 0)
-    assert not reaper.reap(uid)  # the caller then forks the kill itself
+    assert not Path(f"/proc/{grandchild}").exists() or \
+        f"Uid:\t{uid}" not in Path(f"/proc/{grandchild}/status").read_text()
+
+
+def test_the_seccomp_filter_refuses_user_namespaces_only() -> None:
+    """Under ``lock_down`` a new user namespace fails with EPERM (unshare and clone, as the
+    util-linux tool does it); threads, fork and programs still work."""
+    code = ("import os, subprocess, threading\nfrom autograder.sandbox import seal\n"
+            "seal.lock_down()\n"
+            "try:\n    seal.unshare(seal.CLONE_NEWUSER)\n    print('created')\n"
+            "except OSError as e:\n    print(e.errno)\n"
+            "t = threading.Thread(target=print, args=('thread',))\nt.start()\nt.join()\n"
+            "print(subprocess.run(['unshare', '-U', 'true']).returncode != 0)\n"
+            "print(open('/proc/self/status').read().count('NoNewPrivs:\\t1'))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["1", "thread", "True", "1"], done.stderr
 
 
 # --- storage -------------------------------------------------------------------------------------

@@ -1,11 +1,14 @@
 """Student side: one submission in one forked child of the zygote, where student code runs.
 
-Order matters: start a session and close every inherited descriptor but the two pipes; enter a
-private mount namespace (size-limited, empty /tmp, /var/tmp and /dev/shm of its own; the course,
-the exercise units and the package checkout hidden); set limits; become the submission's own
-uid; scrub the environment. Only then is the job read from its pipe: the sanitised cells and,
-per exercise, the setup code of each variant to run. The child answers in typed messages
-(``autograder.contract``); it never judges, and a lie told here is only data to the parent.
+Order matters: the zygote forked this process as init of its own PID namespace; start a session
+and close every inherited descriptor but the two pipes; enter mount, network, IPC and UTS
+namespaces of its own (size-limited, empty /tmp, /var/tmp and /dev/shm of its own; the course,
+the exercise units, the package checkout and /run hidden; /proc of its namespace; every other
+mount read-only); set limits; become the submission's own uid; ``no_new_privs`` and a seccomp
+filter against new user namespaces (``autograder.sandbox.seal``); scrub the environment. Only
+then is the job read from its pipe: the sanitised cells and, per exercise, the setup code of
+each variant to run. The child answers in typed messages (``autograder.contract``); it never
+judges, and a lie told here is only data to the parent.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any, NoReturn
 
 from autograder.answers import read_all
 from autograder.contract import Job, decode_job, encode_message
+from autograder.sandbox import seal
 from autograder.sandbox.limits import CellTimeout, CellTimers, Limits
 
 MAX_JOB_BYTES = 64 * 2**20
@@ -28,7 +32,6 @@ MAX_JOB_BYTES = 64 * 2**20
 # exit codes: the parent records a child that never said "ready" as not graded (not its fault)
 EXIT_SETUP_FAILED = 4
 
-_CLONE_NEWNS = 0x00020000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_BIND, _MS_REC, _MS_PRIVATE = 0x1000, 0x4000, 0x40000
 
@@ -50,6 +53,7 @@ def run(job_fd: int, answer_fd: int, uid: int, config: SandboxConfig, shell: Any
         if config.root:
             _private_mounts(config, uid)
         _limit(config.limits, uid, config.root)
+        seal.lock_down()
         _scrub_env()
         job = decode_job(_read_all(job_fd))
         os.close(job_fd)
@@ -91,11 +95,10 @@ def _mount(libc: Any, source: str, target: str, fstype: str | None, flags: int, 
 
 
 def _private_mounts(config: SandboxConfig, uid: int) -> None:
-    """A mount namespace of its own: private scratch space, the trusted side's folders hidden,
-    the interpreter's folders bound back in place inside them."""
+    """Namespaces of its own: private scratch space, the trusted side's folders hidden, the
+    interpreter's folders bound back in place inside them, everything else read-only."""
     libc = _libc()
-    if libc.unshare(_CLONE_NEWNS) != 0:
-        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
+    seal.own_namespaces()
     _mount(libc, "none", "/", None, _MS_REC | _MS_PRIVATE, None)  # nothing propagates back
     keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in config.keep if os.path.isdir(path)}
     inside_keep = [p for p in config.hide if any(_under(p, k) for k in keep)]
@@ -117,6 +120,13 @@ def _private_mounts(config: SandboxConfig, uid: int) -> None:
         os.close(fd)
     for path in inside_keep:  # e.g. the exercise units installed in the venv's site-packages
         _hide(libc, path, holds_kept=False)
+
+    def mount(source: str, target: str, fstype: str, flags: int, data: str | None) -> None:
+        _mount(libc, source, target, fstype, flags, data)
+
+    seal.mount_proc(mount)
+    seal.mount_mqueue(mount)
+    seal.read_only_except(scratch)
     os.chdir("/tmp")
 
 

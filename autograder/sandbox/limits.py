@@ -47,8 +47,8 @@ UIDS_PER_BATCH = 65_536
 def uid_block(batch_pid: int) -> int:
     """The first uid of the batch run by ``batch_pid``: its n-th submission runs as this + n.
 
-    One uid per submission: per-uid limits (RLIMIT_NPROC), the final ``kill(-1)`` and file
-    ownership reach exactly one submission, and two batches on one machine (their pids differ)
+    One uid per submission: per-uid limits (RLIMIT_NPROC) and file ownership reach exactly
+    one submission, and two batches on one machine (their pids differ)
     do not share uids either.
     """
     return UID_BASE + (batch_pid % 8192) * UIDS_PER_BATCH

@@ -5,7 +5,9 @@ student runtime and the site-packages, never the full package: it imports torch,
 runtime, and nothing of the answer key, the source notebooks, the roster or any submission ever
 enters its memory. It forks one child per request; the parent hands the child's two pipes over
 with the request (``SCM_RIGHTS``) and writes the job straight into the child, so the zygote never
-sees a cell either. A fork costs ~10 ms and shares the zygote's memory copy-on-write.
+sees a cell either. A fork costs ~10 ms and shares the zygote's memory copy-on-write. As root,
+each child is forked as init of a PID namespace of its own, so the parent's one SIGKILL to it
+ends every process of that submission, whatever they do.
 
 Control messages (JSON datagrams on a SOCK_SEQPACKET socket)::
 
@@ -76,8 +78,9 @@ def main(control_fd: int) -> None:
 
 
 def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any) -> None:
-    from autograder.sandbox import child  # loaded by main already; local to keep this module light
+    from autograder.sandbox import child, seal  # loaded by main already; local to keep this module light
 
+    own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY) if config.root else -1
     children: set[int] = set()
     while True:
         readable, _, _ = select.select([ctl], [], [], 0.02)
@@ -96,7 +99,7 @@ def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any) -> None:
                 ctl.send(json.dumps({"op": "fork_failed", "serial": serial}).encode())
                 continue
             try:
-                pid = os.fork()
+                pid = seal.fork_as_init(own_pid_ns) if config.root else os.fork()
             except OSError:
                 pid = -1
             if pid == 0:

@@ -179,7 +179,6 @@ def _mtime(path: Path) -> float:
 def _grade(course: Course, todo: dict[Group, list[Submission]], *, workers: int,
            limits: Limits, to_gradebook: bool = True) -> dict[Group, str]:
     """Grade ``todo``; return the groups left not graded, with the grader's reason."""
-    forkserver.start_reaper()  # while this process is still small
     sources = {a: course.source_notebooks(a) for a in {g[1] for g in todo}}
     try:  # the zygote warms up in its own process while this one reads and prepares
         sandbox = forkserver.Sandbox(limits=limits, course_dir=course.root, imports=lesson_imports(sources))

@@ -4,9 +4,11 @@ The zygote (``autograder.sandbox.zygote``) is a fresh interpreter started from a
 student runtime, so no child can inherit the answer key, a source notebook, the roster or a
 classmate's cells from it. For each submission the parent makes two pipes, asks the zygote to
 fork a child with them (one fresh uid per submission), writes that submission's job into the
-child, and reads its typed messages (``autograder.contract``). It kills a child at the notebook
-deadline, and afterwards every process left under the child's uid, so a fork bomb or a stray
-grandchild holding the pipe cannot outlive its submission.
+child, and reads its typed messages (``autograder.contract``). As root each child is init of a
+PID namespace of its own: one SIGKILL from the parent, sent through a pidfd (no pid reuse) at the
+notebook deadline or when the child says it is done, ends every process of the submission, with
+no help from any of them (a fork bomb, a stopped process, a grandchild holding the pipe). Every
+wait here has a deadline the parent enforces alone.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ NEEDS_ROOT = ("gradtutor grade needs root, to run each submission as its own use
               "podman (`podman run --userns=auto ...`).")
 MAX_OUTPUT_BYTES = 8 * 2**20  # answers are small; a child flooding its pipe is cut off
 ZYGOTE_START_SECONDS = 300
+JOB_WRITE_SECONDS = 30  # a child reads its job as soon as it is set up, before any student code
 BOOT = ("import sys; sys.path[0:0] = sys.argv[2:]; "
         "from autograder.sandbox.zygote import main; main(int(sys.argv[1]))")
 
@@ -73,6 +76,7 @@ class _Running:
     deadline: float
     started: float
     pid: int | None = None
+    pidfd: int | None = None  # as root: the child's, for a kill that cannot reach a reused pid
     buffer: bytearray = field(default_factory=bytearray)
     received: int = 0
     eof: bool = False
@@ -111,6 +115,8 @@ def hidden_paths(course_dir: Path | None) -> tuple[list[str], list[str]]:
         hide.add(checkout)
     if Path.home().resolve() != Path("/"):
         hide.add(Path.home().resolve())
+    if Path("/run").is_dir():  # host daemons' sockets, /run/lock, a container's /run/secrets
+        hide.add(Path("/run").resolve())
     hide.discard(Path("/"))
     # a folder inside another hidden one needs no mount of its own, unless a kept one is between
     out = [p for p in hide if not any(p != q and p.is_relative_to(q) and
@@ -171,6 +177,8 @@ class Sandbox:
             self.exited[int(message["pid"])] = int(message["status"])
         elif message.get("op") in ("forked", "fork_failed"):
             self.forked[int(message["serial"])] = message.get("pid")
+            # an "exited" of an earlier process with this pid came first: it is not this child's
+            self.exited.pop(message.get("pid"), None)
         return message
 
     def _await(self, wanted: Callable[[dict], bool], seconds: float, what: str) -> dict:
@@ -226,12 +234,13 @@ class Sandbox:
         if run.pid is None:
             run.outcome.not_graded = "the sandbox could not fork a child for it"
         else:
-            try:  # the child reads its job as soon as it is set up
-                data = encode_job(job)
-                while data:
-                    data = data[os.write(job_w, data):]
-            except OSError:
-                run.outcome.not_graded = "the sandbox child stopped before it was set up"
+            if self.root:
+                with contextlib.suppress(OSError):  # gone already: so is its namespace
+                    run.pidfd = os.pidfd_open(run.pid)
+            written = _write_all(job_w, encode_job(job), JOB_WRITE_SECONDS)
+            if written is not None:
+                run.outcome.not_graded = f"the sandbox child {written} before it was set up"
+                self._kill(run)
         os.close(job_w)
         os.set_blocking(run.rfd, False)
         return run
@@ -269,6 +278,7 @@ class Sandbox:
                     if run.eof and run.status is not None:
                         del running[run.rfd]
                         os.close(run.rfd)
+                        _close_pidfd(run)
                         self.exited.pop(run.pid, None)
                         run.outcome.duration_s = time.monotonic() - run.started
                         if not run.outcome.started and not run.outcome.not_graded:
@@ -281,18 +291,19 @@ class Sandbox:
         finally:
             for run in running.values():
                 self._kill(run)
+                _close_pidfd(run)
                 with contextlib.suppress(OSError):
                     os.close(run.rfd)
 
     def _poll(self, run: _Running, sel: selectors.BaseSelector) -> None:
         if run.done and run.status is None:
             # it said its last word: free the slot now rather than wait while the kernel tears
-            # down its memory; whatever it left running goes with its uid
-            _reap_uid(run.uid)
+            # down its memory; whatever it left running dies with its namespace's init
+            self._kill(run)
             run.status = 0
         if run.status is None and run.pid in self.exited:
+            # init has exited, so the kernel has killed its whole namespace (as root)
             run.status = self.exited.pop(run.pid)
-            _reap_uid(run.uid)  # stray grandchildren may still hold the pipe open
             if not run.outcome.ended and not run.done:
                 run.outcome.ended = _exit_reason(run.status) or "the notebook's process stopped before the end"
         elif run.status is None and time.monotonic() > run.deadline:
@@ -307,11 +318,15 @@ class Sandbox:
             run.status = -1
 
     def _kill(self, run: _Running) -> None:
-        if run.pid is not None:
+        """One SIGKILL to the child. As root it is init of its PID namespace, and the kernel
+        then kills every process in it; nothing of the submission is asked anything."""
+        if run.pidfd is not None:
+            with contextlib.suppress(OSError):  # already gone
+                signal.pidfd_send_signal(run.pidfd, signal.SIGKILL)
+        elif run.pid is not None and not self.root:  # no namespace without root: its group
             for kill in (os.killpg, os.kill):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     kill(run.pid, signal.SIGKILL)
-        _reap_uid(run.uid)
 
 
 def _readable(sock: socket.socket, timeout: float) -> bool:
@@ -380,67 +395,24 @@ def _exit_reason(status: int) -> str:
     return "" if code == 0 else f"the notebook's process exited with code {code}"
 
 
-def _reap_uid(uid: int) -> None:
-    """Kill every process of a submission's uid (as root; without root there is no uid to clean)."""
-    if os.geteuid() != 0:
-        return
-    if _reaper is None or not _reaper.reap(uid):
-        _kill_uid(uid)
-
-
-def _kill_uid(uid: int) -> None:
-    """``kill(-1)`` sent as that uid reaches exactly its processes: it takes a fork to send it."""
-    pid = os.fork()
-    if pid == 0:
+def _write_all(fd: int, data: bytes, seconds: float) -> str | None:
+    """Write ``data`` into a pipe within ``seconds``; None, or what went wrong."""
+    end = time.monotonic() + seconds
+    os.set_blocking(fd, False)
+    while data:
+        left = end - time.monotonic()
+        if left <= 0 or not select.select([], [fd], [], left)[1]:
+            return f"did not read its job within {seconds:g} s"
         try:
-            os.setgid(uid)
-            os.setuid(uid)
-            for _ in range(3):
-                os.kill(-1, signal.SIGKILL)
-        except BaseException:
-            pass
-        os._exit(0)
-    os.waitpid(pid, 0)
-
-
-class Reaper:
-    """A small process, forked while the parent is still small, that runs ``_kill_uid`` for it.
-
-    Forking the parent (torch and everything, ~500 MiB mapped) to send one signal costs about
-    15 ms per submission; forking this small process costs a fraction of that.
-    """
-
-    def __init__(self) -> None:
-        ask_r, self.ask = os.pipe()
-        self.answer, answer_w = os.pipe()
-        self.pid = os.fork()
-        if self.pid == 0:  # the reaper: serve until the parent closes the pipe, then leave
-            try:  # never return into the parent's code, whatever fails here
-                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent
-                os.close(self.ask)
-                os.close(self.answer)
-                while len(request := os.read(ask_r, 4)) == 4:
-                    _kill_uid(int.from_bytes(request, "little"))
-                    os.write(answer_w, b"k")
-            finally:
-                os._exit(0)
-        os.close(ask_r)
-        os.close(answer_w)
-
-    def reap(self, uid: int) -> bool:
-        """True when the reaper did it; False if it is gone (the caller then does it itself)."""
-        try:
-            os.write(self.ask, uid.to_bytes(4, "little"))
-            return os.read(self.answer, 1) == b"k"
+            data = data[os.write(fd, data):]
+        except BlockingIOError:
+            continue
         except OSError:
-            return False
+            return "stopped"
+    return None
 
 
-_reaper: Reaper | None = None
-
-
-def start_reaper() -> None:
-    """Call while the process is still small (before torch loads)."""
-    global _reaper
-    if os.geteuid() == 0 and _reaper is None:
-        _reaper = Reaper()
+def _close_pidfd(run: _Running) -> None:
+    if run.pidfd is not None:
+        os.close(run.pidfd)
+        run.pidfd = None

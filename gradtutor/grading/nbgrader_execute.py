@@ -92,7 +92,6 @@ def main(path: str, course: str = "") -> int:
     cells, job, unreadable = load(Course(file.parent), sub, nb, parts=(file.name,))
     outcomes: list = [None]
     if job is not None:
-        forkserver.start_reaper()
         with forkserver.Sandbox(limits=limits, course_dir=Path(course) if course else None,
                                 imports=lesson_imports({"a": {"nb": nb}})) as sandbox:
             sandbox.grade_all([(sub, job)], workers=1, on_done=lambda o: outcomes.__setitem__(0, o))
