@@ -170,6 +170,7 @@ class Groups:
     version: int
     roots: dict[str, Path]  # controller -> the batch's folder ("unified" in v2)
     budget: Budget
+    files: frozenset[str]  # the optional limit files this host has (swap, cpu), by name
     made: list[Group] = field(default_factory=list)
 
     @property
@@ -182,7 +183,7 @@ class Groups:
             folder.mkdir(exist_ok=True)
         group = Group(self.version, dirs)
         try:
-            (_limit_v2 if self.version == 2 else _limit_v1)(dirs, self.budget)
+            (_limit_v2 if self.version == 2 else _limit_v1)(dirs, self.budget, self.files)
         except OSError:
             group.remove()
             raise
@@ -203,28 +204,36 @@ class Groups:
                 folder.rmdir()
 
 
-def _limit_v1(dirs: dict[str, Path], budget: Budget) -> None:
+OPTIONAL = ("memory.memsw.limit_in_bytes", "memory.swap.max", "cpu.max", "cpu.cfs_quota_us")
+
+
+def _optional_files(own: dict[str, Path]) -> frozenset[str]:
+    """Which optional limit files the batch's folders have (its children get the same)."""
+    return frozenset(name for folder in own.values() for name in OPTIONAL if (folder / name).exists())
+
+
+def _limit_v1(dirs: dict[str, Path], budget: Budget, files: frozenset[str]) -> None:
     memory = dirs["memory"]
     _write(memory / "memory.limit_in_bytes", str(budget.memory_bytes))
-    if (memory / "memory.memsw.limit_in_bytes").exists():  # swap counted too: no escape to swap
+    if "memory.memsw.limit_in_bytes" in files:  # swap counted too: no escape to swap
         _write(memory / "memory.memsw.limit_in_bytes", str(budget.memory_bytes))
     with contextlib.suppress(OSError):  # a bigger fork bomb would leave no memory to kill it with
         _write(memory / "memory.swappiness", "0")
     _write(dirs["pids"] / "pids.max", str(budget.processes))
-    if "cpu" in dirs:
+    if "cpu" in dirs and "cpu.cfs_quota_us" in files:
         _write(dirs["cpu"] / "cpu.shares", "1024")
         _write(dirs["cpu"] / "cpu.cfs_period_us", str(PERIOD_US))
         _write(dirs["cpu"] / "cpu.cfs_quota_us", str(int(budget.cpus * PERIOD_US)))
 
 
-def _limit_v2(dirs: dict[str, Path], budget: Budget) -> None:
+def _limit_v2(dirs: dict[str, Path], budget: Budget, files: frozenset[str]) -> None:
     folder = dirs["unified"]
     _write(folder / "memory.max", str(budget.memory_bytes))
-    if (folder / "memory.swap.max").exists():
+    if "memory.swap.max" in files:
         _write(folder / "memory.swap.max", "0")
     _write(folder / "memory.oom.group", "1")  # one process over the limit ends the submission
     _write(folder / "pids.max", str(budget.processes))
-    if (folder / "cpu.max").exists():
+    if "cpu.max" in files:
         _write(folder / "cpu.weight", "100")
         _write(folder / "cpu.max", f"{int(budget.cpus * PERIOD_US)} {PERIOD_US}")
 
@@ -310,7 +319,7 @@ def open_groups(limits: Limits, workers: int, *, root: bool,
         else:
             for folder in roots.values():
                 folder.mkdir(exist_ok=True)
-        groups = Groups(version, roots, Budget.of(limits, workers))
+        groups = Groups(version, roots, Budget.of(limits, workers), _optional_files(roots))
         groups.create("probe").remove()  # can it write every limit? better to know now
     except OSError as e:
         for folder in roots.values():

@@ -1,0 +1,185 @@
+"""Limits per submission, not per process: hogs graded beside honest classmates.
+
+One batch, through the real grader (as root, with the host's cgroups): memory held across
+several processes and in memfd and shared anonymous memory stops at the submission's limit, a
+fork bomb at its process count, and 30 busy processes leave the honest classmates' scores and
+reasons exactly what they are in a quiet batch. The file logic of both cgroup versions is
+tested against fake cgroup folders in tests/test_cgroups.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+from hostile import kit
+from hostile.corpus import FIRST_ONLY, Context, after_first_exercise
+from test_hostile import grade, public_course, result_of
+
+from gradtutor.grading import cgroups
+
+pytestmark = pytest.mark.slow
+HONEST = [f"b_honest_{k}" for k in range(4)]
+
+MEMORY_ACROSS_PROCESSES = """\
+import os, time
+kids = []
+for _ in range(3):  # 3 x 450 MiB: each process far below the per-process limit of 1024 MiB
+    pid = os.fork()
+    if pid == 0:
+        keep = b"x" * (450 * 2**20)
+        time.sleep(60)
+        os._exit(0)
+    kids.append(pid)
+for pid in kids:
+    os.waitpid(pid, 0)
+"""
+
+MEMFD_AND_SHARED = """\
+import mmap, os
+chunk = b"x" * 2**24
+fd = os.memfd_create("hog")
+for _ in range(40):  # 640 MiB in a memfd: no address space at all
+    os.write(fd, chunk)
+shared = mmap.mmap(-1, 640 * 2**20, flags=mmap.MAP_SHARED)  # shared anonymous memory (shmem)
+for at in range(0, len(shared), len(chunk)):
+    shared[at:at + len(chunk)] = chunk
+"""
+
+FORK_BOMB = """\
+import os, time
+kids = 0
+for _ in range(500):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    kids += 1
+"""
+
+CPU_HOG = """\
+import os
+for _ in range(30):
+    if os.fork() == 0:
+        while True:
+            pass
+"""
+
+SLEEP_TO_THE_DEADLINE = """\
+import time
+while True:  # swallows the per-cell limits: only the notebook deadline ends it
+    try:
+        time.sleep(100)
+    except BaseException:
+        pass
+"""
+
+
+def _if_forked_32(ex: object) -> str:
+    """The answer only where the fork bomb got 32 children (it never may: pids.max is 32 tasks)."""
+    return "if kids >= 32:\n" + textwrap.indent(kit.solution(ex), "    ")
+
+
+def hostile(ctx: Context) -> dict[str, object]:
+    solved = kit.answered(ctx.released, kit.solution)
+    bomb = kit.answered(ctx.released, lambda ex: kit.solution(ex) if ex.id == ctx.exercises[0].id
+                        else _if_forked_32(ex))
+    hog = after_first_exercise(ctx, kit.answered(ctx.released, kit.solution), SLEEP_TO_THE_DEADLINE)
+    hog = after_first_exercise(ctx, hog, CPU_HOG)  # inserted above the sleeper
+    return {
+        "a_cpu_hog": hog,
+        "a_fork_bomb": after_first_exercise(ctx, bomb, FORK_BOMB),
+        "a_memory_across_processes": after_first_exercise(ctx, solved, MEMORY_ACROSS_PROCESSES),
+        "a_memfd_and_shared": after_first_exercise(ctx, kit.answered(ctx.released, kit.solution),
+                                                   MEMFD_AND_SHARED),
+    }
+
+
+def run(course: Path, *extra: str) -> tuple[str, int]:
+    proc = grade(course, *extra)
+    _, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    return err, proc.pid
+
+
+@pytest.fixture(scope="module")
+def batch() -> dict:
+    if isinstance(cgroups.find(), str) or os.geteuid() != 0:
+        pytest.skip("needs root and the memory and pids cgroup controllers")
+    chapter = kit.first_chapter()
+    course = public_course("cgroups")
+    released = kit.make_course(course, chapter)
+    ctx = Context(released, kit.exercises_of(released), course.resolve(), HONEST[0])
+    for student in HONEST:
+        kit.submit(course, student, chapter, kit.answered(released, kit.solution))
+    run(course)  # the honest class alone, on a quiet grader
+    quiet = {s: result_of({"course": course, "chapter": chapter}, s) for s in HONEST}
+    for student, nb in hostile(ctx).items():
+        kit.submit(course, student, chapter, nb)
+    log, pid = run(course, "--force")
+    yield {"course": course, "chapter": chapter, "exercises": ctx.exercises, "quiet": quiet, "log": log,
+           "pid": pid}
+    shutil.rmtree(course.parent, ignore_errors=True)
+
+
+def _explain(result: dict) -> str:
+    lines = [f"status={result['status']} reason={result['reason']!r}"]
+    return "\n".join(lines + [f"  {e['id']}: {e['points']}/{e['max_points']} {e['message']}"
+                              for e in result["exercises"]])
+
+
+def _result(batch: dict, student: str) -> dict:
+    return result_of(batch, student)
+
+
+def _verdicts(result: dict) -> list[tuple]:
+    return [(e["id"], e["points"], e["verdict"], e["message"]) for e in result["exercises"]]
+
+
+def test_the_grader_used_cgroups(batch: dict) -> None:
+    assert "WARNING" not in batch["log"], batch["log"]
+
+
+@pytest.mark.parametrize("student", ["a_memory_across_processes", "a_memfd_and_shared"])
+def test_memory_of_all_processes_stops_at_the_submission_limit(batch: dict, student: str) -> None:
+    """Each process (and the memfd, which has no address space) is under every per-process
+    limit; together they are over the submission's 1024 MiB: the submission stops there, with
+    the memory reason, and loses what came after."""
+    result = _result(batch, student)
+    assert [e["points"] for e in result["exercises"]] == FIRST_ONLY(batch["exercises"]), _explain(result)
+    assert "ran out of memory (limit 1024 MiB)" in result["reason"], _explain(result)
+
+
+def test_a_fork_bomb_stops_at_the_process_count(batch: dict) -> None:
+    result = _result(batch, "a_fork_bomb")
+    assert [e["points"] for e in result["exercises"]] == FIRST_ONLY(batch["exercises"]), _explain(result)
+
+
+def test_the_cpu_hog_ends_at_its_own_deadline(batch: dict) -> None:
+    result = _result(batch, "a_cpu_hog")
+    assert [e["points"] for e in result["exercises"]] == FIRST_ONLY(batch["exercises"]), _explain(result)
+    assert "took longer than the limit" in result["reason"], _explain(result)
+
+
+@pytest.mark.parametrize("student", HONEST)
+def test_honest_classmates_are_graded_as_in_a_quiet_batch(batch: dict, student: str) -> None:
+    """Graded while the hogs ran: the same points, verdicts, messages and reason as alone."""
+    result, quiet = _result(batch, student), batch["quiet"][student]
+    assert result["score"] == result["max_score"] > 0, _explain(result)
+    assert result["reason"] == quiet["reason"] == ""
+    assert _verdicts(result) == _verdicts(quiet)
+
+
+def test_no_group_outlives_the_batch(batch: dict) -> None:
+    where = cgroups.find()
+    assert not isinstance(where, str)
+    _, own = where
+    left = [p for folder in own.values() for p in folder.glob(f"gradtutor-*{batch['pid']}")]
+    assert left == [], json.dumps([str(p) for p in left])
