@@ -133,16 +133,21 @@ def test_groups_create_writes_the_limits_and_reads_back(tmp_path: Path) -> None:
     assert (folder / "pids.max").read_text() == "32"
     (folder / "memory.events").write_text("low 0\nhigh 0\nmax 12\noom 1\noom_kill 2\n")
     (folder / "cpu.stat").write_text("usage_usec 2500000\nuser_usec 2000000\n")
-    assert group.oom_kills() == 2 and group.cpu_seconds() == 2.5
+    assert group.over_memory() == 14 and group.cpu_seconds() == 2.5
 
 
-def test_v1_reads_oom_kills_and_cpu_time(tmp_path: Path) -> None:
+def test_v1_reads_memory_failures_and_cpu_time(tmp_path: Path) -> None:
     dirs = _dirs(tmp_path, ["memory", "pids", "cpuacct"])
     group = Group(1, dirs)
-    assert group.oom_kills() == 0 and group.cpu_seconds() == 0.0  # files absent: nothing yet
+    assert group.over_memory() == 0 and group.cpu_seconds() == 0.0  # files absent: nothing yet
     (dirs["memory"] / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
     (dirs["cpuacct"] / "cpuacct.usage").write_text("1500000000\n")
-    assert group.oom_kills() == 1 and group.cpu_seconds() == 1.5
+    assert group.over_memory() == 1 and group.cpu_seconds() == 1.5
+    (dirs["memory"] / "memory.limit_in_bytes").write_text(f"{2**30}\n")
+    (dirs["memory"] / "memory.max_usage_in_bytes").write_text(f"{2**30 - 2**21}\n")
+    assert group.over_memory() == 1  # 2 MiB below the limit at most: not reached
+    (dirs["memory"] / "memory.max_usage_in_bytes").write_text(f"{2**30}\n")
+    assert group.over_memory() == 2  # reached it once: the kernel had to reclaim
 
 
 def test_v2_kill_writes_cgroup_kill(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.sandbox.limits import Limits
+from autograder.sandbox.limits import BATCH_GROUP, Limits
 
 PERIOD_US = 100_000  # the CFS period of the CPU quota
 KILL_SECONDS = 5.0  # how long to keep killing a group that keeps forking (pids.max bounds it)
@@ -91,14 +91,22 @@ class Group:
         folder = self._dir("pids") or next(iter(self.dirs.values()))
         return [int(p) for p in _read(folder / "cgroup.procs").split() if p.isdigit()]
 
-    def oom_kills(self) -> int:
-        """How many of its processes the kernel killed for going over the memory limit."""
+    def over_memory(self) -> int:
+        """How often its processes together reached the memory limit (the kernel then had to
+        reclaim or kill), out-of-memory kills included: more than 0 ends the submission. Its
+        processes are not left to thrash at the limit, where a v1 kernel can take many
+        seconds to choose a process to kill."""
         folder = self._dir("memory")
         if folder is None:
             return 0
         if self.version == 2:
-            return _keyed(_read(folder / "memory.events"), "oom_kill")
-        return _keyed(_read(folder / "memory.oom_control"), "oom_kill")
+            events = _read(folder / "memory.events")
+            return _keyed(events, "max") + _keyed(events, "oom_kill")
+        # v1's failcnt stays 0 on recent kernels: the high-water mark at the limit tells it
+        peak, limit = (_read(folder / n).strip() for n in ("memory.max_usage_in_bytes",
+                                                            "memory.limit_in_bytes"))
+        at_limit = peak.isdigit() and limit.isdigit() and int(peak) >= int(limit) - 2**20
+        return int(at_limit) + _keyed(_read(folder / "memory.oom_control"), "oom_kill")
 
     def cpu_seconds(self) -> float:
         """CPU time used by all of its processes so far (those gone too)."""
@@ -311,7 +319,7 @@ def open_groups(limits: Limits, workers: int, *, root: bool,
     if isinstance(where, str):
         return None, f"WARNING: {where}: {weaker}"
     version, own = where
-    name = f"gradtutor-{os.getpid()}"
+    name = f"{BATCH_GROUP}{os.getpid()}"  # the child finds its CPU time by these names
     roots = {c: folder / name for c, folder in own.items()}
     try:
         if version == 2:

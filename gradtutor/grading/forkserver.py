@@ -344,9 +344,9 @@ class Sandbox:
         return True
 
     def _out_of_memory(self, run: _Running) -> bool:
-        """True (and the reason recorded) when the kernel killed one of its processes for going
-        over the submission's memory."""
-        if run.group is None or run.group.removed or run.group.oom_kills() == 0:
+        """True (and the reason recorded) when its processes together reached the submission's
+        memory limit."""
+        if run.group is None or run.group.removed or run.group.over_memory() == 0:
             return False
         if not run.outcome.ended and not run.done:
             run.outcome.ended = describe("memory", self.limits)
