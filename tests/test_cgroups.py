@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -205,3 +206,61 @@ def test_real_host_groups_are_created_and_removed(tmp_path: Path) -> None:
     assert not any(d.exists() for d in group.dirs.values())
     groups.close()
     assert not any(r.exists() for r in groups.roots.values())
+
+
+CELL = """\
+import os, sys, time
+sys.stdin.read(1)  # placed in its group by now
+from autograder.sandbox.limits import CellTimeout, CellTimers, Limits
+kids = []
+try:
+    with CellTimers(Limits(cell_cpu_seconds=1, cell_seconds=float(sys.argv[1]))):
+        for _ in range(int(sys.argv[2])):
+            pid = os.fork()
+            if pid == 0:
+                while True:
+                    pass
+            kids.append(pid)
+        time.sleep(60)  # this process computes nothing: only its children do
+    print("none")
+except CellTimeout as e:
+    print(e.why)
+for pid in kids:
+    os.kill(pid, 9)
+"""
+
+
+def _cell(group: Group | None, wall: float, spinners: int) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", CELL, str(wall), str(spinners)], text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    if group is not None:
+        group.join(proc.pid)
+    proc.stdin.write("x")
+    proc.stdin.flush()
+    return proc
+
+
+def test_cell_cpu_time_counts_every_process_of_the_submission_only() -> None:
+    """A cell whose forked children compute is stopped for CPU time (its own process used
+    none); a classmate's cell that only waits, beside a hog, is stopped by the wall clock, never
+    for the hog's CPU time."""
+    if os.geteuid() != 0 or isinstance(cgroups.find(), str):
+        return
+    groups, note = cgroups.open_groups(Limits(), 2, root=True)
+    assert groups is not None, note
+    try:
+        computing = _cell(groups.create("s1"), 60, 2)
+        assert computing.communicate(timeout=60)[0].strip() == "cpu"
+        hog = _cell(groups.create("s2"), 60, 3)
+        waiting = _cell(groups.create("s3"), 3, 0)
+        assert waiting.communicate(timeout=60)[0].strip() == "wall"
+        assert hog.communicate(timeout=60)[0].strip() == "cpu"
+    finally:
+        groups.close()
+
+
+def test_outside_a_submission_group_the_cell_has_its_plain_alarm() -> None:
+    """Not in a group the grader made (the benchmark's floor, no cgroups): children's CPU is not
+    counted (it would include the neighbours'), the wall clock stops the cell as before."""
+    assert _cell(None, 2, 1).communicate(timeout=60)[0].strip() == "wall"
