@@ -75,6 +75,8 @@ class Group:
     version: int
     dirs: dict[str, Path]  # controller -> folder ("unified" in v2)
     removed: bool = False
+    ended: bool = False  # its submission is over
+    watched: dict[str, int] = field(default_factory=dict)  # file name -> descriptor, read often
 
     def _dir(self, controller: str) -> Path | None:
         return self.dirs.get("unified", self.dirs.get(controller))
@@ -91,22 +93,46 @@ class Group:
         folder = self._dir("pids") or next(iter(self.dirs.values()))
         return [int(p) for p in _read(folder / "cgroup.procs").split() if p.isdigit()]
 
+    def count(self) -> int:
+        """How many tasks are in it, zombies included: ``pids.current`` (listing
+        ``cgroup.procs`` costs a v1 kernel a millisecond)."""
+        folder = self._dir("pids")
+        text = _read(folder / "pids.current").strip() if folder is not None else ""
+        return int(text) if text.isdigit() else len(self.pids())
+
+    def _watch(self, folder: Path, name: str) -> str:
+        """A file read at every turn of the parent's loop, through a descriptor kept open."""
+        if name not in self.watched:
+            try:
+                self.watched[name] = os.open(folder / name, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                return ""
+        try:
+            return os.pread(self.watched[name], 4096, 0).decode()
+        except OSError:
+            return ""
+
     def over_memory(self) -> int:
         """How often its processes together reached the memory limit (the kernel then had to
         reclaim or kill), out-of-memory kills included: more than 0 ends the submission. Its
         processes are not left to thrash at the limit, where a v1 kernel can take many
         seconds to choose a process to kill."""
         folder = self._dir("memory")
-        if folder is None:
+        if folder is None or self.removed:
             return 0
         if self.version == 2:
-            events = _read(folder / "memory.events")
+            events = self._watch(folder, "memory.events")
             return _keyed(events, "max") + _keyed(events, "oom_kill")
         # v1's failcnt stays 0 on recent kernels: the high-water mark at the limit tells it
-        peak, limit = (_read(folder / n).strip() for n in ("memory.max_usage_in_bytes",
-                                                            "memory.limit_in_bytes"))
+        peak, limit = (self._watch(folder, n).strip() for n in ("memory.max_usage_in_bytes",
+                                                                 "memory.limit_in_bytes"))
         at_limit = peak.isdigit() and limit.isdigit() and int(peak) >= int(limit) - 2**20
-        return int(at_limit) + _keyed(_read(folder / "memory.oom_control"), "oom_kill")
+        return int(at_limit) + _keyed(self._watch(folder, "memory.oom_control"), "oom_kill")
+
+    def _unwatch(self) -> None:
+        for fd in self.watched.values():
+            os.close(fd)
+        self.watched.clear()
 
     def cpu_seconds(self) -> float:
         """CPU time used by all of its processes so far (those gone too)."""
@@ -123,6 +149,8 @@ class Group:
         if self.version == 2:
             with contextlib.suppress(OSError):
                 _write(self.dirs["unified"] / "cgroup.kill", "1")
+        if self.count() == 0:
+            return
         killed: set[int] = set()
         end = time.monotonic() + seconds
         while (pids := set(self.pids())) - killed and time.monotonic() < end:
@@ -132,16 +160,19 @@ class Group:
             killed |= pids
 
     def try_remove(self) -> bool:
-        """Remove the folders once no process is left in them; True when gone."""
-        if not self.removed and not self.pids():
-            for folder in dict.fromkeys(self.dirs.values()):
-                with contextlib.suppress(FileNotFoundError):
-                    try:
-                        folder.rmdir()
-                    except OSError:
-                        return False
-            self.removed = True
-        return self.removed
+        """Remove the folders once no live process is left in them (the kernel refuses while
+        one is; a zombie does not count); True when gone."""
+        if self.removed:
+            return True
+        self._unwatch()
+        for folder in dict.fromkeys(self.dirs.values()):
+            with contextlib.suppress(FileNotFoundError):
+                try:
+                    folder.rmdir()
+                except OSError:
+                    return False
+        self.removed = True
+        return True
 
     def remove(self, *, seconds: float = KILL_SECONDS) -> bool:
         """Kill everything in it, wait until the processes are gone, remove the folders."""
@@ -199,9 +230,14 @@ class Groups:
         return group
 
     def retire(self, group: Group) -> None:
-        """Its submission has ended: killed now, removed as soon as its processes are gone."""
+        """Its submission has ended: killed now, removed as soon as its processes are gone
+        (one that was still dying at its end is killed again, if anything is left in it)."""
         group.kill()
-        self.made = [g for g in self.made if not g.try_remove()]
+        group.ended = True
+        for other in self.made:
+            if other.ended and other is not group and not other.removed:
+                other.kill()
+        self.made = [g for g in self.made if not (g.ended and g.try_remove())]
 
     def close(self) -> None:
         for group in self.made:
