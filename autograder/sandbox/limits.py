@@ -23,8 +23,10 @@ class Limits:
     # worker's share of the machine; docs/grading.md, "Limits per submission")
     cell_seconds: float = 10
     notebook_seconds: int = 60  # wall clock for the whole notebook (enforced by the parent)
-    memory_mib: int = 1536  # address space on top of the warm zygote's
-    processes: int = 32  # threads count too; per submission uid
+    # per process: address space on top of the warm zygote's; per submission (its cgroup, where
+    # the host has one): the resident memory of all its processes, memfd and shared memory included
+    memory_mib: int = 1536
+    processes: int = 32  # threads count too; per submission uid and per submission cgroup
     file_mib: int = 64  # largest file student code may write
     scratch_mib: int = 64  # the private /tmp (the working folder); /dev/shm and /var/tmp get 16 MiB
 
