@@ -84,6 +84,7 @@ CPU_HOG = """\
 import os
 for _ in range(30):
     if os.fork() == 0:
+        os.setsid()  # a session each: the kernel's per-session fairness (autogroup) is no help
         while True:
             pass
 """
