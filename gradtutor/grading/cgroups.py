@@ -355,6 +355,8 @@ def open_groups(limits: Limits, workers: int, *, root: bool,
     if isinstance(where, str):
         return None, f"WARNING: {where}: {weaker}"
     version, own = where
+    for folder in own.values():
+        _sweep(folder)
     name = f"{BATCH_GROUP}{os.getpid()}"  # the child finds its CPU time by these names
     roots = {c: folder / name for c, folder in own.items()}
     try:
@@ -372,3 +374,16 @@ def open_groups(limits: Limits, workers: int, *, root: bool,
         return None, f"WARNING: cgroups not usable ({e.strerror or e}): {weaker}"
     groups.made.clear()
     return groups, ""
+
+
+def _sweep(own: Path) -> None:
+    """Remove what a batch killed by SIGKILL left (its pid gone): no group outlives its batch
+    for longer than the next batch's start."""
+    for batch in own.glob(f"{BATCH_GROUP}[0-9]*"):
+        pid = batch.name[len(BATCH_GROUP):]
+        if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
+            continue
+        for group in [d for d in batch.iterdir() if d.is_dir()]:
+            Group(1, {"any": group}).remove(seconds=1)
+        with contextlib.suppress(OSError):
+            batch.rmdir()
