@@ -35,7 +35,8 @@ import autograder
 import exercises
 import gradtutor
 from autograder.contract import MALFORMED, Answers, Done, Job, Message, Ready, encode_job, parse_message
-from autograder.sandbox.limits import UIDS_PER_BATCH, Limits, uid_block
+from autograder.sandbox.limits import UIDS_PER_BATCH, Limits, describe, uid_block
+from gradtutor.grading import cgroups
 
 NEEDS_ROOT = ("gradtutor grade needs root, to run each submission as its own user in its own mount "
               "namespace: run it with sudo, as root in a container (docs/grading.md), or with rootless "
@@ -82,6 +83,7 @@ class _Running:
     eof: bool = False
     status: int | None = None
     done: bool = False
+    group: cgroups.Group | None = None  # its cgroup, when the host gives the grader cgroups
 
 
 # what the zygote's copy of the runtime leaves out: caches, build state, the check data (the
@@ -146,6 +148,7 @@ class Sandbox:
         theirs.close()
         self.exited: dict[int, int] = {}
         self.forked: dict[int, int | None] = {}
+        self.groups: cgroups.Groups | None = None
         hide, keep = hidden_paths(course_dir)
         self._send({"op": "config", "limits": limits.to_json(), "root": self.root, "hide": hide,
                     "keep": keep, "imports": sorted(set(imports))})
@@ -233,6 +236,8 @@ class Sandbox:
         run.pid = self.forked.pop(serial)
         if run.pid is None:
             run.outcome.not_graded = "the sandbox could not fork a child for it"
+        elif not self._place(run):
+            run.outcome.not_graded = "the grader could not give it a cgroup of its own"
         else:
             if self.root:
                 with contextlib.suppress(OSError):  # gone already: so is its namespace
@@ -249,6 +254,10 @@ class Sandbox:
                   on_done: Callable[[Outcome], None]) -> None:
         """Run every job in its own child, ``workers`` at a time; ``on_done`` gets each outcome."""
         self.wait_ready()
+        if self.groups is None:
+            self.groups, note = cgroups.open_groups(self.limits, workers, root=self.root)
+            if note:
+                print(note, file=sys.stderr)
         pending = list(jobs)[::-1]
         running: dict[int, _Running] = {}
         sel = selectors.DefaultSelector()
@@ -294,17 +303,26 @@ class Sandbox:
                 _close_pidfd(run)
                 with contextlib.suppress(OSError):
                     os.close(run.rfd)
+            if self.groups is not None:
+                self.groups.close()
+                self.groups = None
 
     def _poll(self, run: _Running, sel: selectors.BaseSelector) -> None:
         if run.done and run.status is None:
             # it said its last word: free the slot now rather than wait while the kernel tears
-            # down its memory; whatever it left running dies with its namespace's init
+            # down its memory; whatever it left running dies with its namespace's init, and
+            # its group goes with it
             self._kill(run)
             run.status = 0
+        if run.status is None and run.pid not in self.exited and self._out_of_memory(run):
+            self._kill(run)  # one of its processes went over the submission's memory: all go
+            run.status = -1
         if run.status is None and run.pid in self.exited:
             # init has exited, so the kernel has killed its whole namespace (as root)
             run.status = self.exited.pop(run.pid)
-            if not run.outcome.ended and not run.done:
+            out_of_memory = self._out_of_memory(run)
+            self._end(run)
+            if not run.outcome.ended and not run.done and not out_of_memory:
                 run.outcome.ended = _exit_reason(run.status) or "the notebook's process stopped before the end"
         elif run.status is None and time.monotonic() > run.deadline:
             seconds = int(run.deadline - run.started)
@@ -327,6 +345,35 @@ class Sandbox:
             for kill in (os.killpg, os.kill):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     kill(run.pid, signal.SIGKILL)
+        self._end(run)
+
+    # --- cgroups (gradtutor.grading.cgroups): limits per submission ---
+
+    def _place(self, run: _Running) -> bool:
+        """The child in a group of its own, before it reads its job (no student code yet)."""
+        if self.groups is None or run.pid is None:
+            return True
+        try:
+            run.group = self.groups.create(f"s{run.serial}")
+            run.group.join(run.pid)
+        except OSError:
+            self._kill(run)
+            return False
+        return True
+
+    def _out_of_memory(self, run: _Running) -> bool:
+        """True (and the reason recorded) when its processes together reached the submission's
+        memory limit."""
+        if run.group is None or run.group.removed or run.group.over_memory() == 0:
+            return False
+        if not run.outcome.ended and not run.done:
+            run.outcome.ended = describe("memory", self.limits)
+        return True
+
+    def _end(self, run: _Running) -> None:
+        """Nothing of the submission outlives it: its group killed and removed."""
+        if run.group is not None and self.groups is not None:
+            self.groups.retire(run.group)
 
 
 def _readable(sock: socket.socket, timeout: float) -> bool:
