@@ -37,6 +37,7 @@ _SAVED = {
     "engine": _T.autograd.Variable._execution_engine, "dual_level": _FWD.dual_level,
     "make_dual": _FWD.make_dual, "unpack_dual": _FWD.unpack_dual,
     "functorch": _T._C._functorch, "fwd_on": _T._C._set_fwd_grad_enabled,
+    "enter_dual": _T._C._enter_dual_level, "exit_dual": _T._C._exit_dual_level,
 }
 """
 
@@ -52,11 +53,15 @@ ROUTES = {
     "jacfwd": "_g = _SAVED['jacfwd'](lambda v: v * v)(_T.tensor(2.0))",
     "forward_ad": "with _SAVED['dual_level']():\n"
                   "    _g = _SAVED['unpack_dual'](_SAVED['make_dual'](_T.tensor(2.0), _T.tensor(1.0)) ** 2)",
-    "functorch C": "_f = _SAVED['functorch']\n_lvl = _f._grad_increment_nesting()\ntry:\n"
-                   "    _x = _f._wrap_for_grad(_T.tensor(2.0), _lvl).requires_grad_()\n"
+    "functorch C": "_f = _SAVED['functorch']\n_x0 = _T.tensor(2.0)\n_lvl = _f._grad_increment_nesting()\ntry:\n"
+                   "    _f.set_inplace_requires_grad_allowed(True)\n"
+                   "    _x = _f._wrap_for_grad(_x0, _lvl).requires_grad_()\n"
+                   "    _f.set_inplace_requires_grad_allowed(False)\n"
                    "    _g = _SAVED['grad'](_x * _x, _x)\nfinally:\n    _f._grad_decrement_nesting()",
-    "raw dual": "_SAVED['fwd_on'](True)\n_d = _T._make_dual(_T.tensor(2.0), _T.tensor(1.0), 0)\n"
-                "_g = _T._unpack_dual(_d * _d, 0)[1]\n_SAVED['fwd_on'](False)",
+    # its own dual level, or (where the guard holds the only one) the guard's
+    "raw dual": "_SAVED['fwd_on'](True)\ntry:\n    _lvl = _SAVED['enter_dual']()\nexcept RuntimeError:\n"
+                "    _lvl = 0\n_d = _T._make_dual(_T.tensor(2.0), _T.tensor(1.0), _lvl)\n"
+                "_g = _T._unpack_dual(_d * _d, _lvl)[1]",
 }
 CHEAT = "cheat"
 HONEST = "honest"
