@@ -395,7 +395,7 @@ def judge_variant(check: Check, variant: int, answer: Plain) -> Judgement:
                        wrong=found[0] if found else None, unmet=unmet)
     if result.wrong is None:
         result.slip = generic_slip(check.kind, canon, ref)
-    if isinstance(check.kind, Table) and isinstance(ref, dict):  # a sealed table names no cells
+    if isinstance(check.kind, Table) and isinstance(ref, dict):  # cells plain or sealed
         result.cells = check.kind.wrong_cells(canon, ref)
     return result
 

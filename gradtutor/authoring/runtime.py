@@ -6,10 +6,10 @@ values (reference, listed wrong answers with misconception, explanation and hint
 and call for function answers). No exercise unit, no solution, no grading variant, no reference
 or wrong-answer code. An answer that is the same at every grading variant (and its listed wrong
 answers) ships sealed, as a salted digest (``autograder/sealed.py``): its value would earn the
-points of every variant if it could be copied; its texts are redacted of the answer's names. The
-wheel is built from ``autograder/pyproject.toml`` by its standard
-build backend (setuptools). The grader's zygote runs from the same package, copied without the
-data (``write_tree``).
+points of every variant if it could be copied; its texts are redacted of the answer's names.
+The wheel is built from ``autograder/pyproject.toml`` by its standard build backend
+(setuptools). The grader's zygote runs from the same package, copied without the data
+(``write_tree``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import autograder
 from autograder import checkdata, judge, sealed
-from autograder.kinds import Table, canonical_to_json
+from autograder.kinds import Table
 from gradtutor.key import answer_key, registry
 
 PACKAGE = Path(autograder.__file__).parent
@@ -35,10 +35,11 @@ _NOT_SHIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "bui
 
 
 def is_constant(exercise_id: str) -> bool:
-    """Is the answer the same at every grading variant (so a copy of it earns every variant)?"""
-    refs = {json.dumps(canonical_to_json(v.reference), sort_keys=True)
-            for v in answer_key.check_for(exercise_id).variants}
-    return len(refs) == 1
+    """Is the answer the same at every grading variant, as the judge compares (so a copy of the
+    shown value would earn every variant)?"""
+    check = answer_key.check_for(exercise_id)
+    first = check.variants[0].reference
+    return all(judge.same(check.kind, first, v.reference) for v in check.variants[1:])
 
 
 def salt_of(exercise_id: str) -> str:
