@@ -25,7 +25,9 @@ from gradtutor.authoring import build
 from gradtutor.course import Course
 from gradtutor.key import registry
 
-pytestmark = pytest.mark.slow
+# one batch of 14 notebooks (every chapter with a by-hand exercise, twice): about 10 minutes on a
+# loaded two-core machine, over the default 600 s
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
 # the earlier cell: references to every way into the engine, under names the guard cannot know
 STASH = """\
@@ -100,7 +102,7 @@ def graded() -> dict:
     code = ("import sys; from pathlib import Path\nfrom gradtutor.grading.batch import grade_cli\n"
             f"sys.exit(grade_cli(course_dir=Path({str(course)!r}), assignment=None, workers=2, "
             "csv=None, force=False))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1800)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=2300)
     assert done.returncode == 0, done.stderr[-3000:]
     yield {"course": Course.at(course), "plan": plan}
     shutil.rmtree(root, ignore_errors=True)
