@@ -8,13 +8,22 @@ the engine they share), ``torch.autograd.functional``, forward-mode dual numbers
 ``torch.func`` transforms. A gradient caught and swallowed by the answer still counts: the
 guard remembers that it tripped.
 
-This is a teaching device, not a wall: code that kept a reference to the engine from an earlier
-cell gets past it, as the student's own kernel can always fool its own self-check.
+Those names are only the friendly first line: an answer may hold references to the engine saved
+by an earlier cell (``torch.autograd.grad``, ``Tensor.backward``, the engine's ``run_backward``,
+``torch.func`` transforms, ``forward_ad``). So the guard also watches the engine at its source,
+whatever name reached it: a dispatch mode sees every tensor operation the cell runs, and an
+operation run while an autograd node is being evaluated (reverse mode: every backward, however
+started) or while forward gradients are switched back on trips the guard. Forward mode is
+switched off (the forward-gradient flag off, and the one dual level torch allows held by the
+guard, so entering another raises). Taking the dispatch-mode stack apart from the answer cell
+trips it too. What remains open: code that pops the guard's mode and pushes it back before the
+cell ends (see docs/grading.md, "By hand in grading").
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -38,6 +47,7 @@ class _Guard:
         self.depth = 0
         self.tripped = False
         self.saved: list[tuple[Any, str, Any]] = []
+        self.source: _SourceSwitch | None = None
 
 
 _GUARD = _Guard()
@@ -84,9 +94,79 @@ def _targets() -> list[tuple[Any, str, Any]]:
     return out
 
 
+_NESTED_FORWARD = "Nested forward mode AD"  # torch's error when a second dual level is entered
+
+
+@functools.cache
+def _watch_class() -> type:
+    """The dispatch mode that watches the engine (built on first use: importing this module must
+    not import torch, the self-check loads it at kernel start)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class EngineWatch(TorchDispatchMode):
+        # every aten operation of the cell passes here, below autograd, whoever called it
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            if torch._C._current_autograd_node() is not None:
+                _trip("the autograd engine (a backward pass)")
+            if torch._C._is_fwd_grad_enabled():
+                _trip("forward-mode AD")
+            return func(*args, **(kwargs or {}))
+
+    return EngineWatch
+
+
+class _SourceSwitch:
+    """Autograd off at its source for one block: forward gradients off, the dual level held, and
+    the engine watched by a dispatch mode (see the module docstring)."""
+
+    def __init__(self) -> None:
+        import torch
+
+        self.torch = torch
+        self.forward_was = torch._C._is_fwd_grad_enabled()
+        self.level: int | None = None
+        self.mode: Any = None
+
+    def __enter__(self) -> _SourceSwitch:
+        torch = self.torch
+        torch._C._set_fwd_grad_enabled(False)
+        try:
+            self.level = torch._C._enter_dual_level()
+        except RuntimeError:  # a dual level is open already: forward AD is off by the flag alone
+            self.level = None
+        self.mode = _watch_class()()
+        self.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        from torch.utils._python_dispatch import (
+            _get_current_dispatch_mode,
+            _get_current_dispatch_mode_stack,
+            _pop_mode,
+        )
+
+        torch = self.torch
+        if _get_current_dispatch_mode() is self.mode:
+            self.mode.__exit__(None, None, None)
+        else:  # the cell took the mode stack apart: unwind whatever it left, and count it
+            _GUARD.tripped = True
+            stack = _get_current_dispatch_mode_stack()
+            if any(m is self.mode for m in stack):
+                while _get_current_dispatch_mode() is not self.mode:
+                    _pop_mode()
+                self.mode.__exit__(None, None, None)
+        if self.level is not None:
+            with contextlib.suppress(RuntimeError):  # the cell may have closed it itself
+                torch._C._exit_dual_level(self.level)
+        if torch._C._is_fwd_grad_enabled() is not self.forward_was:
+            torch._C._set_fwd_grad_enabled(self.forward_was)
+
+
 @contextlib.contextmanager
 def autograd_off(active: bool = True) -> Iterator[None]:
-    """Switch autograd's entry points off for the ``with`` block (nothing when not ``active``)."""
+    """Switch autograd off for the ``with`` block (nothing when not ``active``): its entry points
+    by name, and the engine at its source."""
     if not active:
         yield
         return
@@ -97,12 +177,22 @@ def autograd_off(active: bool = True) -> Iterator[None]:
         guard.saved = [(obj, name, getattr(obj, name)) for obj, name, _ in targets]
         for obj, name, stand_in in targets:
             setattr(obj, name, stand_in)
+        guard.source = _SourceSwitch()
+        guard.source.__enter__()
     guard.depth += 1
     try:
         yield
+    except RuntimeError as e:
+        if _NESTED_FORWARD in str(e) and not isinstance(e, ByHand):  # forward mode, by any name
+            guard.tripped = True
+            raise ByHand("forward-mode AD") from e
+        raise
     finally:
         guard.depth -= 1
         if guard.depth == 0:
+            source, guard.source = guard.source, None
+            if source is not None:
+                source.__exit__(None, None, None)
             for obj, name, original in guard.saved:
                 setattr(obj, name, original)
             guard.saved = []

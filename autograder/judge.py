@@ -22,6 +22,7 @@ from autograder.checkdata import Check
 from autograder.feedback import Feedback, VariantScore
 from autograder.kinds import Canonical, Choice, Invalid, Kind, Number, Table, Tensor, numbers_close
 from autograder.plain import Plain
+from autograder.sealed import Sealed
 
 NOT_ANSWERED = ("Not answered yet: replace the ... in the answer cell above with your answer, "
                 "run that cell, then run this one.")
@@ -300,6 +301,10 @@ def _in_part(check: Check, answer: Canonical, variant: int) -> int | None:
 
 
 def same(kind: Kind, a: Canonical, b: Canonical) -> bool:
+    if isinstance(b, Sealed):  # the runtime ships answers that never change sealed
+        return b.holds(a)
+    if isinstance(a, Sealed):
+        return a.holds(b)
     if a is None or b is None:
         return a is b
     if isinstance(a, dict) != isinstance(b, dict):
@@ -390,7 +395,7 @@ def judge_variant(check: Check, variant: int, answer: Plain) -> Judgement:
                        wrong=found[0] if found else None, unmet=unmet)
     if result.wrong is None:
         result.slip = generic_slip(check.kind, canon, ref)
-    if isinstance(check.kind, Table) and ref is not None:
+    if isinstance(check.kind, Table) and isinstance(ref, dict):  # cells plain or sealed
         result.cells = check.kind.wrong_cells(canon, ref)
     return result
 

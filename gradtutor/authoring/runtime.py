@@ -4,13 +4,18 @@
 student side) with ``_data/checks.json``: each exercise's check at the shown and the practice
 values (reference, listed wrong answers with misconception, explanation and hint; the setup code
 and call for function answers). No exercise unit, no solution, no grading variant, no reference
-or wrong-answer code. The wheel is built from ``autograder/pyproject.toml`` by its standard
-build backend (setuptools). The grader's zygote runs from the same package, copied without the
-data (``write_tree``).
+or wrong-answer code. An answer that is the same at every grading variant (and its listed wrong
+answers) ships sealed, as a salted digest (``autograder/sealed.py``): its value would earn the
+points of every variant if it could be copied; its texts are redacted of the answer's names.
+The wheel is built from ``autograder/pyproject.toml`` by its standard build backend
+(setuptools). The grader's zygote runs from the same package, copied without the data
+(``write_tree``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import shutil
 import subprocess
@@ -20,7 +25,8 @@ from functools import cache
 from pathlib import Path
 
 import autograder
-from autograder import checkdata
+from autograder import checkdata, judge, sealed
+from autograder.kinds import Table
 from gradtutor.key import answer_key, registry
 
 PACKAGE = Path(autograder.__file__).parent
@@ -28,11 +34,47 @@ NAME = "gradtutor_runtime"  # the wheel's file name prefix (the distribution is 
 _NOT_SHIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "_data")
 
 
+def is_constant(exercise_id: str) -> bool:
+    """Is the answer the same at every grading variant, as the judge compares (so a copy of the
+    shown value would earn every variant)?"""
+    check = answer_key.check_for(exercise_id)
+    first = check.variants[0].reference
+    return all(judge.same(check.kind, first, v.reference) for v in check.variants[1:])
+
+
+def salt_of(exercise_id: str) -> str:
+    return hashlib.sha256(f"gradtutor-seal:{exercise_id}".encode()).hexdigest()[:32]
+
+
+def sealed_check(check: checkdata.Check) -> checkdata.Check:
+    """``check`` with its references and wrong answers sealed, and its texts free of the names
+    the right answer consists of (the self-check redacts with the reference, which it lacks)."""
+    salt = salt_of(check.id)
+    names = judge.answer_names(check.kind, check.variants[0].reference)
+
+    def close(value: object) -> object:
+        if isinstance(check.kind, Table) and isinstance(value, dict):
+            return sealed.seal_table(salt, value)
+        return sealed.seal(salt, value)
+
+    variants = tuple(checkdata.Variant(close(v.reference), tuple((i, close(c)) for i, c in v.wrong))
+                     for v in check.variants)
+    wrong = tuple(dataclasses.replace(w, explanation=judge.redact(w.explanation, names),
+                                      hint=judge.redact(w.hint, names)) for w in check.wrong)
+    return dataclasses.replace(check, variants=variants, wrong=wrong)
+
+
+def shipped_check(exercise_id: str) -> checkdata.Check:
+    """The check the runtime ships: at the shown and practice values, sealed where constant."""
+    check = answer_key.practice_check(exercise_id)
+    return sealed_check(check) if is_constant(exercise_id) else check
+
+
 @cache
 def check_data() -> dict:
     """Every exercise's check at the shown and the practice values, in lesson order."""
     return {"format": checkdata.FORMAT,
-            "exercises": {ex.id: checkdata.to_json(answer_key.practice_check(ex.id))
+            "exercises": {ex.id: checkdata.to_json(shipped_check(ex.id))
                           for ex in registry.all_exercises()}}
 
 
