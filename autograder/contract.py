@@ -1,4 +1,4 @@
-"""Student side: the contract between the grading sandbox and the trusted judge, and results.
+"""Student side: the contract between the grading sandbox and the trusted judge.
 
 Imports nothing heavy (no torch): the grading parent loads it before it forks its helpers.
 Every byte the sandbox sends is hostile until this module has read it: each message is parsed
@@ -7,8 +7,8 @@ codes, bounded numbers, identifiers). Nothing a child writes reaches results, fe
 report as free text, except the student's own answer values kept in the results for
 ``gradtutor regrade`` (a string answer at most 200 characters, a dict key 80): read back
 through ``clean_plain`` like a message, never shown in feedback, shown escaped in the
-instructor's report. The sandbox's child, the grading parent (``gradtutor.grading``), the
-records and the reports all use these types.
+instructor's report. The sandbox's child and the grading parent (``gradtutor.grading``) use
+these types; the results files are the trusted side's records (``gradtutor.records.results``).
 
 Parent -> child, once, on the job pipe (``encode_job`` / ``decode_job``)::
 
@@ -34,7 +34,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 MAX_LINE_BYTES = 2 * 2**20
 MAX_ELEMENTS = 100_000
@@ -292,84 +292,3 @@ def _numbers(v: Any, shape: list[int]) -> Any:
 
 def encode_message(message: dict) -> bytes:
     return (json.dumps(message, allow_nan=False) + "\n").encode()
-
-
-# --- results files ----------------------------------------------------------------------------
-
-class ExerciseResult(TypedDict):
-    id: str
-    points: float
-    max_points: float
-    verdict: str  # a key of autograder.feedback.VERDICTS, or "manual"
-    score: float
-    misconception: str | None
-    message: str
-    # what the judge saw, one plain answer per variant (shown values first), or None when no
-    # answer reached the grader; read back through ``clean_plain`` like a child's message
-    answers: list[dict] | None
-    unit: str | None  # fingerprint of the exercise unit's grading content (answer_key.fingerprint)
-    inputs: str | None  # fingerprint of what the child ran: answer name, call, variants' setups
-
-
-class SubmissionResult(TypedDict, total=False):
-    student: str
-    assignment: str
-    status: str  # "graded", or "failed" when the notebook could not be read (the student's)
-    reason: str  # the grader's own words, built from codes
-    score: float
-    max_score: float
-    graded_at: str
-    duration_s: float
-    exercises: list[ExerciseResult]
-    grader: str | None  # digest of the judging code that judged it (answer_key.grader_fingerprint)
-
-
-def read_result(data: Any, *, student: str = "", assignment: str = "") -> SubmissionResult | None:
-    """A results file's content, checked field by field (None when it is not one); missing
-    fields get their defaults, the names default to the file's place. Results are written by
-    the trusted side, but a folder anyone can copy into is read warily."""
-    if type(data) is not dict:
-        return None
-    data.setdefault("student", student)
-    data.setdefault("assignment", assignment)
-    data.setdefault("status", "graded")
-    data.setdefault("exercises", [])
-    if data.get("reason") is None:
-        data["reason"] = ""
-    fields = {"student": str, "assignment": str, "status": str, "reason": str, "exercises": list}
-    if any(type(data[k]) is not t for k, t in fields.items()):
-        return None
-    for e in data["exercises"]:
-        if type(e) is not dict or type(e.get("id")) is not str or \
-                any(type(e.get(k)) not in (int, float) for k in ("points", "max_points")):
-            return None
-        e.setdefault("verdict", "error")
-        e.setdefault("misconception", None)
-        e.setdefault("message", "")
-        if not _stored_answers(e):
-            return None
-    grader = data.get("grader")
-    data["grader"] = grader if type(grader) is str and _FINGERPRINT.fullmatch(grader) else None
-    data.setdefault("score", sum(e["points"] for e in data["exercises"]))
-    data.setdefault("max_score", sum(e["max_points"] for e in data["exercises"]))
-    return data  # type: ignore[return-value]
-
-
-MAX_VARIANTS = 64
-_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
-
-
-def _stored_answers(e: dict) -> bool:
-    """An entry's stored answers rebuilt as a child's message is (they came from the student
-    side), its fingerprints checked; False when the answers are not a list of plain values."""
-    answers = e.get("answers")
-    if answers is not None:
-        if type(answers) is not list or not 0 < len(answers) <= MAX_VARIANTS:
-            return False
-        e["answers"] = [clean_plain(a) for a in answers]
-    else:
-        e["answers"] = None
-    for key in ("unit", "inputs"):
-        value = e.get(key)
-        e[key] = value if type(value) is str and _FINGERPRINT.fullmatch(value) else None
-    return True

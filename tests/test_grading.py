@@ -33,6 +33,7 @@ from gradtutor.grading.submission import Submission, Unreadable
 from gradtutor.key import registry
 from gradtutor.nbcells import grade_id, is_grade
 from gradtutor.records import store
+from gradtutor.records.results import ExerciseResult, SubmissionResult
 from gradtutor.reports import feedback_pages as feedback
 
 EX = registry.all_exercises()[0]
@@ -144,9 +145,9 @@ def reference_answers() -> list[dict]:
 def test_right_plain_answers_score_full_as_builtin_floats() -> None:
     msg = {"type": "answers", "exercise": EX.id, "cell": 3, "answers": reference_answers()}
     result = scoring.result(outcome(msg, {"type": "done"}), source_nb(), Limits())
-    (entry,) = result["exercises"]
-    assert entry["points"] == EX.points and type(entry["points"]) is float
-    assert entry["verdict"] == "correct" and result["status"] == "graded"
+    (entry,) = result.exercises
+    assert entry.points == EX.points and type(entry.points) is float
+    assert entry.verdict == "correct" and result.status == "graded"
 
 
 @pytest.mark.parametrize("forged", [
@@ -159,9 +160,9 @@ def test_right_plain_answers_score_full_as_builtin_floats() -> None:
 def test_malformed_messages_are_ignored_with_a_reason(forged: dict) -> None:
     result = scoring.result(outcome(forged, ended="the notebook's process was killed by SIGKILL"),
                             source_nb(), Limits())
-    (entry,) = result["exercises"]
-    assert entry["points"] == 0 and "No answer reached the grader" in entry["message"]
-    assert "SIGKILL" in result["reason"]
+    (entry,) = result.exercises
+    assert entry.points == 0 and "No answer reached the grader" in entry.message
+    assert "SIGKILL" in result.reason
 
 
 @pytest.mark.parametrize("weird", [
@@ -176,8 +177,8 @@ def test_weird_plain_data_is_invalid_not_a_crash(weird: object) -> None:
     answers = [weird] * (1 + len(EX.hidden))
     result = scoring.result(outcome({"type": "answers", "exercise": EX.id, "cell": 3, "answers": answers}),
                             source_nb(), Limits())
-    (entry,) = result["exercises"]
-    assert entry["points"] == 0 and entry["verdict"] == "invalid"
+    (entry,) = result.exercises
+    assert entry.points == 0 and entry.verdict == "invalid"
 
 
 def test_free_text_from_the_child_never_reaches_the_result() -> None:
@@ -188,14 +189,14 @@ def test_free_text_from_the_child_never_reaches_the_result() -> None:
               "answers": [{"t": "error", "v": secret, "text": secret}] * (1 + len(EX.hidden))},
              {"type": "crash", "error": secret}]
     result = scoring.result(outcome(*lines), source_nb(), Limits())
-    assert secret not in json.dumps(result)
-    assert "Your code raised Exception." in result["exercises"][0]["message"]
+    assert secret not in json.dumps(result.to_json())
+    assert "Your code raised Exception." in result.exercises[0].message
 
 
 def test_unreadable_notebook_fails_with_its_reason() -> None:
     result = scoring.result(None, source_nb(), Limits(), unreadable="not valid JSON")
-    assert result["status"] == "failed" and result["reason"] == "not valid JSON"
-    assert result["score"] == 0 and result["max_score"] == EX.points
+    assert result.status == "failed" and result.reason == "not valid JSON"
+    assert result.score == 0 and result.max_score == EX.points
 
 
 @pytest.mark.parametrize("line", [b"not json", b"[1, 2]", b"\xff\xfe", b"[" * 100_000,
@@ -309,8 +310,8 @@ def test_autograded_notebook_is_valid_nbformat_with_the_verdict(tmp_path: Path) 
     assert len({c.id for c in written.cells}) == len(written.cells)
 
 def test_csv_has_one_row_per_exercise(tmp_path: Path) -> None:
-    result = {"student": "ann", "assignment": "ch", "exercises": [
-        {"id": EX.id, "points": 0.5, "max_points": 1.0, "verdict": "partial", "misconception": None}]}
+    result = SubmissionResult("ann", "ch", exercises=[
+        ExerciseResult(EX.id, 0.5, 1.0, verdict="partial", misconception=None)])
     store.write_csv(tmp_path / "s.csv", [result])
     assert (tmp_path / "s.csv").read_text().splitlines() == [
         ",".join(store.CSV_COLUMNS), f"ann,ch,{EX.id},0.5,1,partial,,auto"]
@@ -318,10 +319,11 @@ def test_csv_has_one_row_per_exercise(tmp_path: Path) -> None:
 
 def test_feedback_page_escapes_and_gives_the_hint() -> None:
     wrong = EX.wrong[0]
-    result = {"student": "<b>eve</b>", "assignment": "ch", "status": "graded", "reason": "<script>",
-              "score": 0.0, "max_score": 1.0, "graded_at": "now", "exercises": [
-                  {"id": EX.id, "points": 0.0, "max_points": 1.0, "verdict": "wrong", "score": 0.0,
-                   "misconception": wrong.misconception, "message": "<img src=x onerror=alert(1)>"}]}
+    result = SubmissionResult(
+        "<b>eve</b>", "ch", status="graded", reason="<script>", score=0.0, max_score=1.0,
+        graded_at="now", exercises=[
+            ExerciseResult(EX.id, 0.0, 1.0, verdict="wrong", score=0.0,
+                           misconception=wrong.misconception, message="<img src=x onerror=alert(1)>")])
     page = feedback.page(result)
     assert "<script>" not in page and "<img" not in page and "<b>eve" not in page
     import html

@@ -25,6 +25,7 @@ from hostile.corpus import CASES, TOKEN, Case, Context
 from autograder.sandbox.limits import uid_block
 from gradtutor.course import Course
 from gradtutor.records import gradebook
+from gradtutor.records.results import SubmissionResult, read_result
 
 pytestmark = pytest.mark.slow
 WORKERS = 2
@@ -90,8 +91,14 @@ def corpus() -> dict:
     shutil.rmtree(course.parent, ignore_errors=True)
 
 
-def result_of(corpus: dict, student: str) -> dict:
-    return json.loads(results_path(corpus["course"], corpus["chapter"].slug, student).read_text())
+def written(corpus: dict, student: str) -> str:
+    return results_path(corpus["course"], corpus["chapter"].slug, student).read_text()
+
+
+def result_of(corpus: dict, student: str) -> SubmissionResult:
+    result = read_result(json.loads(written(corpus, student)))
+    assert result is not None
+    return result
 
 
 def test_corpus_is_big_enough() -> None:
@@ -103,33 +110,33 @@ def test_corpus_is_big_enough() -> None:
 def test_honest_score(corpus: dict, case: Case) -> None:
     result = result_of(corpus, case.name)
     exs = corpus["exercises"]
-    got = [e["points"] for e in result["exercises"]]
-    assert [e["id"] for e in result["exercises"]] == [ex.id for ex in exs]
-    assert result["status"] == case.status, result["reason"]
+    got = [e.points for e in result.exercises]
+    assert [e.id for e in result.exercises] == [ex.id for ex in exs]
+    assert result.status == case.status, result.reason
     assert got == case.points(exs), _explain(result)
-    assert result["score"] == sum(case.points(exs))
-    words = result["reason"] + " " + " ".join(e["message"] for e in result["exercises"])
+    assert result.score == sum(case.points(exs))
+    words = result.reason + " " + " ".join(e.message for e in result.exercises)
     assert case.reason in words, _explain(result)
-    assert case.message in result["exercises"][0]["message"], _explain(result)
+    assert case.message in result.exercises[0].message, _explain(result)
     if case.never:
-        assert case.never not in json.dumps(result)
-    for e in result["exercises"]:  # every lost point comes with a reason
-        if e["points"] < e["max_points"]:
-            assert e["message"].strip(), _explain(result)
+        assert case.never not in json.dumps(json.loads(written(corpus, case.name)))
+    for e in result.exercises:  # every lost point comes with a reason
+        if e.points < e.max_points:
+            assert e.message.strip(), _explain(result)
 
 
-def _explain(result: dict) -> str:
-    lines = [f"status={result['status']} reason={result['reason']!r}"]
-    lines += [f"  {e['id']}: {e['points']}/{e['max_points']} {e['verdict']}: {e['message']}"
-              for e in result["exercises"]]
+def _explain(result: SubmissionResult) -> str:
+    lines = [f"status={result.status} reason={result.reason!r}"]
+    lines += [f"  {e.id}: {e.points}/{e.max_points} {e.verdict}: {e.message}"
+              for e in result.exercises]
     return "\n".join(lines)
 
 
 @pytest.mark.parametrize("student", [CLASSMATE, EARLY_CLASSMATE])
 def test_the_honest_classmates_are_unharmed(corpus: dict, student: str) -> None:
     result = result_of(corpus, student)
-    assert result["score"] == result["max_score"] > 0
-    assert result["reason"] == ""
+    assert result.score == result.max_score > 0
+    assert result.reason == ""
 
 
 def test_the_batch_says_nothing_was_left_ungraded(corpus: dict) -> None:
@@ -315,7 +322,7 @@ def test_grader_failures_are_not_graded_and_retried() -> None:
         kit.submit(course, student, chapter, kit.answered(released, kit.solution))
     full_disk = ("import errno\nfrom gradtutor.records import store\n_write = store.write_result\n"
                  "def write_result(course_dir, result):\n"
-                 "    if result['student'] == 'bob':\n"
+                 "    if result.student == 'bob':\n"
                  "        raise OSError(errno.ENOSPC, 'No space left on device')\n"
                  "    return _write(course_dir, result)\n"
                  "store.write_result = write_result")
@@ -336,6 +343,6 @@ def test_grader_failures_are_not_graded_and_retried() -> None:
     done = _grade_with(course, "")
     assert done.returncode == 0, done.stderr
     for student in ("ann", "bob", "cid"):
-        result = json.loads(results_path(course, slug, student).read_text())
-        assert result["score"] == result["max_score"] > 0
+        result = read_result(json.loads(results_path(course, slug, student).read_text()))
+        assert result.score == result.max_score > 0
     shutil.rmtree(course.parent, ignore_errors=True)

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from autograder.contract import read_result
 from gradtutor.course import Course
 from gradtutor.grading import regrade
 from gradtutor.grading.scoring import judged
@@ -29,6 +28,7 @@ from gradtutor.key import registry
 from gradtutor.key.answer_key import fingerprint, grader_fingerprint, run_at
 from gradtutor.nbcells import grade_id
 from gradtutor.records import gradebook, sheet, store
+from gradtutor.records.results import ExerciseResult, SubmissionResult, read_result
 from gradtutor.reports import analysis, export, report
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,7 +45,7 @@ def _plain_answers(ex, code: str) -> list[dict]:
     return out
 
 
-def _result(student: str, answers: dict[str, str]) -> dict:
+def _result(student: str, answers: dict[str, str]) -> SubmissionResult:
     """A results file as ``grade`` writes it, for the first chapter: every exercise correct
     unless ``answers`` gives its answer cell."""
     entries = []
@@ -53,10 +53,11 @@ def _result(student: str, answers: dict[str, str]) -> dict:
         ex = registry.get(eid)
         code = answers.get(eid, ex.solution)
         entries.append(judged(eid, ex.points, _plain_answers(ex, code)))
-    return {"student": student, "assignment": CHAPTER.slug, "status": "graded", "reason": "",
-            "score": sum(e["points"] for e in entries),
-            "max_score": sum(e["max_points"] for e in entries), "graded_at": "2026-01-15T10:00:00+00:00",
-            "exercises": entries, "grader": grader_fingerprint()}
+    return SubmissionResult(student=student, assignment=CHAPTER.slug, status="graded", reason="",
+                            score=sum(e.points for e in entries),
+                            max_score=sum(e.max_points for e in entries),
+                            graded_at="2026-01-15T10:00:00+00:00", exercises=entries,
+                            grader=grader_fingerprint())
 
 
 # ---------------------------------------------------------------- stored answers, validated
@@ -64,14 +65,14 @@ def _result(student: str, answers: dict[str, str]) -> dict:
 
 def test_results_keep_every_variants_plain_answer_and_the_units_fingerprint() -> None:
     r = _result("s1", {"chain_xyz": "grads_xyz = [1.0, 1.0, x0 + y0]"})
-    e = next(e for e in r["exercises"] if e["id"] == "chain_xyz")
-    assert len(e["answers"]) == len(XYZ.variants()) == 2
-    assert e["answers"][0] == {"t": "array", "shape": [3], "dtype": "float", "v": [1.0, 1.0, 3.0]}
-    assert (e["unit"], e["inputs"]) == fingerprint("chain_xyz")
-    assert e["misconception"] == "local_gradient_only"
-    back = read_result(json.loads(json.dumps(r)))
+    e = next(e for e in r.exercises if e.id == "chain_xyz")
+    assert len(e.answers) == len(XYZ.variants()) == 2
+    assert e.answers[0] == {"t": "array", "shape": [3], "dtype": "float", "v": [1.0, 1.0, 3.0]}
+    assert (e.unit, e.inputs) == fingerprint("chain_xyz")
+    assert e.misconception == "local_gradient_only"
+    back = read_result(json.loads(json.dumps(r.to_json())))
     assert back is not None
-    assert next(x for x in back["exercises"] if x["id"] == "chain_xyz")["answers"] == e["answers"]
+    assert next(x for x in back.exercises if x.id == "chain_xyz").answers == e.answers
 
 
 @pytest.mark.parametrize("answers", ["[1, 2]", {"t": "array"}, [], list(range(65))])
@@ -86,9 +87,9 @@ def test_stored_answers_are_rebuilt_like_a_childs_message() -> None:
     data = {"student": "s", "assignment": "a", "exercises": [
         {"id": "chain_xyz", "points": 1, "max_points": 1, "unit": "../../etc",
          "answers": [forged, {"t": "str", "v": "x" * 10_000}, {"t": "node", "v": "a b"}]}]}
-    e = read_result(data)["exercises"][0]
-    assert e["answers"] == [{"t": "unsupported"}, {"t": "str", "v": "x" * 200}, {"t": "unsupported"}]
-    assert e["unit"] is None and e["inputs"] is None
+    e = read_result(data).exercises[0]
+    assert e.answers == [{"t": "unsupported"}, {"t": "str", "v": "x" * 200}, {"t": "unsupported"}]
+    assert e.unit is None and e.inputs is None
 
 
 def test_fingerprint_moves_with_tolerance_points_and_wrong_answers_only(monkeypatch) -> None:
@@ -134,30 +135,32 @@ def test_fingerprint_moves_with_tolerance_points_and_wrong_answers_only(monkeypa
 @pytest.mark.parametrize("force", [False, True])
 def test_rejudge_with_unchanged_units_changes_nothing(force: bool) -> None:
     """Judged again (``force``) or known to judge the same (fingerprints equal): no change."""
-    r = read_result(json.loads(json.dumps(_result("s1", {"chain_xyz": "grads_xyz = [9.0, 9.0, 9.0]"}))))
+    written = _result("s1", {"chain_xyz": "grads_xyz = [9.0, 9.0, 9.0]"})
+    r = read_result(json.loads(json.dumps(written.to_json())))
     done = regrade.rejudge(r, {eid: 1.0 for eid in CHAPTER.exercise_ids()}, force=force)
     assert not done.changed and not done.refreshed and not done.not_regradable
-    assert done.exercises == r["exercises"]
+    assert done.exercises == r.exercises
 
 
 def test_results_judged_by_other_judging_code_are_judged_again() -> None:
-    r = read_result(json.loads(json.dumps(_result("s1", {"chain_xyz": "grads_xyz = [1.0, 1.0, 3.0]"}))))
-    r["grader"] = "0" * 16
-    e = next(e for e in r["exercises"] if e["id"] == "chain_xyz")
-    e["misconception"], e["message"] = None, "judged by older code"
+    written = _result("s1", {"chain_xyz": "grads_xyz = [1.0, 1.0, 3.0]"})
+    r = read_result(json.loads(json.dumps(written.to_json())))
+    r.grader = "0" * 16
+    e = next(e for e in r.exercises if e.id == "chain_xyz")
+    e.misconception, e.message = None, "judged by older code"
     done = regrade.rejudge(r, {})
     assert done.refreshed
-    assert [(o["misconception"], n["misconception"]) for o, n in done.changed] == \
+    assert [(o.misconception, n.misconception) for o, n in done.changed] == \
         [(None, "local_gradient_only")]
 
 
 def test_rejudge_names_answers_to_other_values_and_results_without_answers() -> None:
-    r = read_result(json.loads(json.dumps(_result("s1", {}))))
-    r["exercises"][0]["inputs"] = "0" * 16  # graded when the unit had other variants
-    r["exercises"][1]["answers"] = None  # graded before answers were stored
+    r = read_result(json.loads(json.dumps(_result("s1", {}).to_json())))
+    r.exercises[0].inputs = "0" * 16  # graded when the unit had other variants
+    r.exercises[1].answers = None  # graded before answers were stored
     done = regrade.rejudge(r, {})
-    assert set(done.not_regradable) == {r["exercises"][0]["id"], r["exercises"][1]["id"]}
-    assert done.exercises[:2] == r["exercises"][:2] and not done.changed
+    assert set(done.not_regradable) == {r.exercises[0].id, r.exercises[1].id}
+    assert done.exercises[:2] == r.exercises[:2] and not done.changed
 
 
 # ---------------------------------------------------------------- the report's new sections
@@ -248,8 +251,8 @@ def test_item_analysis_difficulty_and_discrimination(planted_course) -> None:
     # the two students right here are the two who left everything else blank: negative
     assert float(xyz["discrimination"]) < 0 and xyz["note"].startswith("negative")
     results = store.load_results(Course.at(planted_course))
-    share = [next(e for e in r["exercises"] if e["id"] == "chain_xyz")["points"] for r in results]
-    rest = [sum(e["points"] for e in r["exercises"] if e["id"] != "chain_xyz") for r in results]
+    share = [next(e for e in r.exercises if e.id == "chain_xyz").points for r in results]
+    rest = [sum(e.points for e in r.exercises if e.id != "chain_xyz") for r in results]
     import statistics
 
     assert float(xyz["discrimination"]) == pytest.approx(statistics.correlation(share, rest), abs=1e-4)
@@ -258,11 +261,13 @@ def test_item_analysis_difficulty_and_discrimination(planted_course) -> None:
 
 
 def test_misconceptions_per_student_across_chapters() -> None:
+    def entry(eid: str, misconception: str) -> ExerciseResult:
+        return ExerciseResult(eid, 0.0, 1.0, misconception=misconception)
+
     results = [
-        {"student": "a", "assignment": "ch01", "exercises": [{"id": "x", "misconception": "m1"}]},
-        {"student": "a", "assignment": "ch02", "exercises": [{"id": "y", "misconception": "m1"},
-                                                              {"id": "z", "misconception": "m2"}]},
-        {"student": "b", "assignment": "ch01", "exercises": [{"id": "x", "misconception": "m2"}]},
+        SubmissionResult("a", "ch01", exercises=[entry("x", "m1")]),
+        SubmissionResult("a", "ch02", exercises=[entry("y", "m1"), entry("z", "m2")]),
+        SubmissionResult("b", "ch01", exercises=[entry("x", "m2")]),
     ]
     assert analysis.student_misconceptions(results) == {
         "a": {"m1": ["ch01", "ch02"], "m2": ["ch02"]}, "b": {"m2": ["ch01"]}}
@@ -294,7 +299,7 @@ def exported(tmp_path_factory) -> tuple[Path, dict]:
     for n, sid in enumerate(HOSTILE_IDS[:-1]):  # "plain" submitted nothing
         r = _result(sid, {"chain_xyz": "grads_xyz = [1.0, 1.0, x0 + y0]"} if n % 2 else {})
         store.write_result(Course.at(course), r)
-        scores[sid] = r["score"]
+        scores[sid] = r.score
     assert export.export_cli(course_dir=course, canvas=course / "canvas.csv",
                              csv=course / "scores.csv", section="A1") == 0
     return course, scores
@@ -391,8 +396,8 @@ def _cli(*args: str, units: Path | None = None) -> subprocess.CompletedProcess:
                           text=True, env=env, cwd="/")
 
 
-def _entries(course: Path) -> dict[tuple[str, str], dict]:
-    return {(r["student"], e["id"]): e for r in store.load_results(Course.at(course)) for e in r["exercises"]}
+def _entries(course: Path) -> dict[tuple[str, str], ExerciseResult]:
+    return {(r.student, e.id): e for r in store.load_results(Course.at(course)) for e in r.exercises}
 
 
 def _auto_scores(course: Path) -> dict:
@@ -443,9 +448,9 @@ def test_regrade_after_a_tolerance_change_is_grading_again(graded_demo, tmp_path
     assert done.returncode == 0, done.stderr[-2000:]
     after, expected = _entries(course), _entries(oracle)
     keys = ("points", "verdict", "misconception", "message", "answers", "unit")
-    assert {k: {f: e[f] for f in keys} for k, e in after.items()} == \
-        {k: {f: e[f] for f in keys} for k, e in expected.items()}
-    changed = {k for k in after if after[k]["points"] != before[k]["points"]}
+    assert {k: {f: getattr(e, f) for f in keys} for k, e in after.items()} == \
+        {k: {f: getattr(e, f) for f in keys} for k, e in expected.items()}
+    changed = {k for k in after if after[k].points != before[k].points}
     assert changed and {eid for _, eid in changed} == {"chain_xyz"}
     rows = _rows(tmp_path / "changes.csv")
     assert {(r["student"], r["exercise"]) for r in rows} >= changed
@@ -485,11 +490,11 @@ def test_regrade_after_a_new_wrong_answer_diagnoses_it(graded_demo, tmp_path) ->
     after = _entries(course)
     for key, e in after.items():
         if key[1] == "chain_xyz" and key[0] in ("student001", "student008"):
-            assert e["misconception"] == "every_input_gets_z" and e["points"] == 0
-            assert before[key]["misconception"] is None
+            assert e.misconception == "every_input_gets_z" and e.points == 0
+            assert before[key].misconception is None
         else:
-            assert {f: e[f] for f in ("points", "verdict", "misconception")} == \
-                {f: before[key][f] for f in ("points", "verdict", "misconception")}
+            assert {f: getattr(e, f) for f in ("points", "verdict", "misconception")} == \
+                {f: getattr(before[key], f) for f in ("points", "verdict", "misconception")}
     page = (course / "feedback" / "student001" / CHAPTER.slug / "feedback.html").read_text()
     assert "Which inputs does z multiply, and which input&#x27;s derivative is x + y?" in page
     graded = json.loads((course / "autograded" / "student001" / CHAPTER.slug /
@@ -517,8 +522,8 @@ def test_regrade_after_a_points_change_scores_out_of_the_new_maximum(graded_demo
     for (student, eid), e in _entries(course).items():
         old = before[(student, eid)]
         factor = 3 if eid == "chain_xyz" else 1
-        assert e["max_points"] == old["max_points"] * factor
-        assert e["points"] == pytest.approx(old["points"] * factor)
+        assert e.max_points == old.max_points * factor
+        assert e.points == pytest.approx(old.points * factor)
     with Gradebook(Course.at(course).db_url) as gb:
         assert gb.find_grade_cell("chain_xyz", CHAPTER.slug, CHAPTER.slug).max_score == 3.0
     source = json.loads((course / "source" / CHAPTER.slug / f"{CHAPTER.slug}.ipynb").read_text())
@@ -528,6 +533,6 @@ def test_regrade_after_a_points_change_scores_out_of_the_new_maximum(graded_demo
     scores = gradebook.scores(Course.at(course))
     for (student, eid), e in _entries(course).items():
         if eid == "chain_xyz":
-            assert scores[(student, CHAPTER.slug, eid)] == pytest.approx(e["points"])
+            assert scores[(student, CHAPTER.slug, eid)] == pytest.approx(e.points)
     # a second run finds nothing to do: the course now says what the unit says
     assert "Nothing changed" in _cli("regrade", str(course), units=units).stderr

@@ -29,6 +29,7 @@ from gradtutor.course import Course
 from gradtutor.key import registry
 from gradtutor.nbcells import grade_id, is_grade
 from gradtutor.records import gradebook
+from gradtutor.records.results import read_result
 
 pytestmark = pytest.mark.slow
 GRADTUTOR = str(Path(sys.executable).parent / "gradtutor")
@@ -154,7 +155,7 @@ def test_csv_and_results_files(graded: dict) -> None:
 
 
 def _graded_at(course: Path, slug: str) -> dict[str, str]:
-    return {s: json.loads(Course.at(course).results_path(slug, s).read_text())["graded_at"]
+    return {s: read_result(json.loads(Course.at(course).results_path(slug, s).read_text())).graded_at
             for s in (p.name for p in (course / "submitted").iterdir())}
 
 

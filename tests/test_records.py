@@ -1,4 +1,5 @@
-"""The records' reading of the gradebook, and the course folder as a value (#23).
+"""The records' reading of the gradebook, the course folder as a value, and the results files
+as records (#23).
 
 Reads of ``gradebook.db`` are plain SQL (opening nbgrader's ``Gradebook`` writes to it): they
 must leave the file as it was, and a course without a gradebook reads as empty.
@@ -6,6 +7,7 @@ must leave the file as it was, and a course without a gradebook reads as empty.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -16,6 +18,7 @@ from nbgrader.api import Gradebook
 from gradtutor.course import Course
 from gradtutor.grading import forkserver
 from gradtutor.records import gradebook
+from gradtutor.records.results import read_result
 
 
 def _course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Course:
@@ -64,3 +67,41 @@ def test_the_zygotes_runtime_copy_holds_no_data_and_no_packaging(tmp_path: Path)
     names = {p.name for p in tree.rglob("*")}
     assert (tree / "__init__.py").is_file() and (tree / "sandbox" / "zygote.py").is_file()
     assert not names & {"pyproject.toml", "_data", "__pycache__", "checks.json"}
+
+
+ANSWER = {"t": "array", "shape": [2], "dtype": "float", "v": [1.0, 2.0]}
+ENTRY = {"id": "chain_xyz", "points": 0.5, "max_points": 1.0, "verdict": "partial", "score": 0.5,
+         "misconception": None, "message": "Close.", "answers": [ANSWER, ANSWER],
+         "unit": "0123456789abcdef", "inputs": "fedcba9876543210"}
+GRADED = {"student": "ann", "assignment": "ch01", "status": "graded", "reason": "", "score": 0.5,
+          "max_score": 1.0, "graded_at": "2026-01-15T10:00:00+00:00", "duration_s": 1.25,
+          "exercises": [ENTRY], "grader": "00112233445566aa", "seconds_late": 0.0, "penalty": 0.0,
+          "manual_grades": 0}
+
+
+@pytest.mark.parametrize("written", [
+    GRADED,  # as `grade` writes it, with the gradebook's lateness
+    {**GRADED, "regraded_at": "2026-01-16T10:00:00+00:00"},  # as `regrade` rewrites it
+    {k: v for k, v in GRADED.items() if k not in ("seconds_late", "penalty", "manual_grades")},  # a shard
+])
+def test_a_results_file_reads_back_and_writes_out_as_it_was(written: dict) -> None:
+    result = read_result(json.loads(json.dumps(written)), student="x", assignment="y")
+    assert result is not None and result.exercises[0].answers == [ANSWER, ANSWER]
+    assert json.dumps(result.to_json(), indent=1) == json.dumps(written, indent=1)
+
+
+def test_an_old_results_file_gets_its_defaults_and_the_gradebooks_view_is_never_written() -> None:
+    old = {"exercises": [{"id": "chain_xyz", "points": 1, "max_points": 1}]}
+    result = read_result(old, student="ann", assignment="ch01")
+    assert result is not None and (result.student, result.assignment) == ("ann", "ch01")
+    assert (result.status, result.reason, result.score, result.max_score) == ("graded", "", 1, 1)
+    (e,) = result.exercises
+    assert (e.verdict, e.message, e.answers, e.unit, e.inputs) == ("error", "", None, None, None)
+    e.manual, e.auto_points, e.extra_credit, e.comment = True, 0.0, 1.0, "well done"
+    result.total = 2.0
+    assert result.to_json() == {
+        "student": "ann", "assignment": "ch01", "status": "graded", "reason": "", "score": 1,
+        "max_score": 1, "exercises": [{"id": "chain_xyz", "points": 1, "max_points": 1,
+                                       "verdict": "error", "misconception": None, "message": "",
+                                       "answers": None, "unit": None, "inputs": None}],
+        "grader": None}

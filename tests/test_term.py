@@ -21,6 +21,7 @@ from hostile import kit
 
 from gradtutor.authoring.build import REPO
 from gradtutor.nbcells import grade_id
+from gradtutor.records.results import read_result
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
@@ -124,12 +125,13 @@ def test_results_files_carry_the_lateness(graded: dict) -> None:
     import json
 
     from gradtutor.course import Course
+    from gradtutor.records.results import read_result
 
     course, slug = Course.at(graded["zero"]["course"]), kit.first_chapter().slug
-    late = json.loads(course.results_path(slug, "late").read_text())
-    ontime = json.loads(course.results_path(slug, "ontime").read_text())
-    assert late["seconds_late"] == 32.5 * 3600 and late["penalty"] == late["score"] > 0
-    assert ontime["seconds_late"] == 0 and ontime["penalty"] == 0
+    late = read_result(json.loads(course.results_path(slug, "late").read_text()))
+    ontime = read_result(json.loads(course.results_path(slug, "ontime").read_text()))
+    assert late.seconds_late == 32.5 * 3600 and late.penalty == late.score > 0
+    assert ontime.seconds_late == 0 and ontime.penalty == 0
 
 
 # --- a round trip through nbgrader's own exchange ---------------------------------------------
@@ -223,8 +225,8 @@ def test_feedback_reaches_students_through_nbgraders_exchange(tmp_path: Path) ->
         report = {row["student"]: row for row in csv.DictReader(f)}
     for user in STUDENTS_X:
         assert float(export[user]["score"]) == float(report[user]["total"]), user
-    result = json.loads((course / "gradtutor" / "results" / slug / "gt_bob.json").read_text())
-    assert float(export["gt_bob"]["score"]) != result["score"]  # the hand grade changed it
+    result = read_result(json.loads((course / "gradtutor" / "results" / slug / "gt_bob.json").read_text()))
+    assert float(export["gt_bob"]["score"]) != result.score  # the hand grade changed it
 
 
 def test_the_formgraders_notebook_shows_what_a_teaching_assistant_needs(tmp_path: Path) -> None:

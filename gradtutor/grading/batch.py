@@ -30,6 +30,7 @@ from gradtutor.grading.submission import Submission, find, lesson_imports, load
 from gradtutor.key import registry
 from gradtutor.key.answer_key import check_for, fingerprint, grader_fingerprint
 from gradtutor.records import gradebook, store
+from gradtutor.records.results import SubmissionResult
 
 Group = tuple[str, str]  # (student, assignment)
 
@@ -68,27 +69,27 @@ def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, c
                         to_gradebook=shard is None) if todo else {}
     results = store.load_results(course, assignment)
     if shard is not None:
-        results = [r for r in results if (r["student"], r["assignment"]) in groups]
+        results = [r for r in results if (r.student, r.assignment) in groups]
     if csv is not None:
         store.write_csv(csv, store.reconcile(course, results))
     _summary(results, todo, time.monotonic() - started, csv, not_graded)
     return 1 if not_graded else 0
 
 
-def stale_units(results: list[dict], graded: set[Group]) -> dict[str, set[Group]]:
+def stale_units(results: list[SubmissionResult], graded: set[Group]) -> dict[str, set[Group]]:
     """exercise id -> the graded submissions whose stored grades came from another version of
     its unit (their fingerprint is not the unit's now)."""
     known = set(registry.ids())
     out: dict[str, set[Group]] = defaultdict(set)
     for r in results:
-        group = (r["student"], r["assignment"])
-        if group not in graded or r.get("status") != "graded":
+        group = (r.student, r.assignment)
+        if group not in graded or r.status != "graded":
             continue
-        if r.get("grader") is not None and r["grader"] != grader_fingerprint():
+        if r.grader is not None and r.grader != grader_fingerprint():
             out[JUDGING_CODE].add(group)
-        for e in r["exercises"]:
-            if e["id"] in known and e.get("unit") is not None and e["unit"] != fingerprint(e["id"])[0]:
-                out[e["id"]].add(group)
+        for e in r.exercises:
+            if e.id in known and e.unit is not None and e.unit != fingerprint(e.id)[0]:
+                out[e.id].add(group)
     return dict(out)
 
 
@@ -119,14 +120,13 @@ def _share(groups: dict[Group, list[Submission]], index: int, count: int
 def _gather(course: Course, assignment: list[str] | None, csv: Path | None) -> int:
     """Write every results file into the gradebook, one process, as sharded runs cannot."""
     results = store.load_results(course, assignment)
-    sources = {a: course.source_notebooks(a) for a in {r["assignment"] for r in results}}
+    sources = {a: course.source_notebooks(a) for a in {r.assignment for r in results}}
     late = gradebook.LatePenalties(course)
     with gradebook.open_gradebook(course) as gb:
         for result in tqdm(results, unit="student", desc="gathering", file=sys.stderr,
                            dynamic_ncols=True):
-            names = course.submitted_notebooks(result["student"], result["assignment"])
-            result.update(store.save_grades(gb, course, result,
-                                            grade_ids(sources[result["assignment"]], names), late))
+            names = course.submitted_notebooks(result.student, result.assignment)
+            store.save_grades(gb, course, result, grade_ids(sources[result.assignment], names), late)
             store.write_result(course, result)
     if csv is not None:
         store.write_csv(csv, store.reconcile(course, results))
@@ -259,38 +259,38 @@ def _finish(course: Course, gb: Any, group: Group, done: list[tuple[Submission, 
             errors = {m.cell: m.error for m in outcome.messages if isinstance(m, CellFailed)} \
                 if outcome is not None else {}
             store.write_autograded(course, sub, store.autograded_notebook(cells, source, part, errors))
-    result = {
-        "student": group[0], "assignment": group[1],
-        "status": "failed" if any(p["status"] == "failed" for p in parts) else "graded",
-        "reason": "; ".join(p["reason"] for p in parts if p["reason"]),
-        "score": round(sum(p["score"] for p in parts), 6),
-        "max_score": round(sum(p["max_score"] for p in parts), 6),
-        "graded_at": store.now_iso(),
-        "duration_s": round(sum(p["duration_s"] for p in parts), 3),
-        "exercises": [e for p in parts for e in p["exercises"]],
-        "grader": grader_fingerprint(),
-    }
+    result = SubmissionResult(
+        student=group[0], assignment=group[1],
+        status="failed" if any(p.status == "failed" for p in parts) else "graded",
+        reason="; ".join(p.reason for p in parts if p.reason),
+        score=round(sum(p.score for p in parts), 6),
+        max_score=round(sum(p.max_score for p in parts), 6),
+        graded_at=store.now_iso(),
+        duration_s=round(sum(p.duration_s or 0.0 for p in parts), 3),
+        exercises=[e for p in parts for e in p.exercises],
+        grader=grader_fingerprint(),
+    )
     if gb is not None:  # a shard leaves the gradebook (and the late penalty) to --gather
         notebooks = grade_ids(sources, {s.notebook for s, _ in done})
-        result.update(store.save_grades(gb, course, result, notebooks, late))
+        store.save_grades(gb, course, result, notebooks, late)
     store.write_result(course, result)
     return ""
 
 
-def _summary(results: list[dict], todo: dict, seconds: float, csv: Path | None,
+def _summary(results: list[SubmissionResult], todo: dict, seconds: float, csv: Path | None,
              not_graded: dict[Group, str]) -> None:
-    failed = [r for r in results if r["status"] == "failed"]
+    failed = [r for r in results if r.status == "failed"]
     rate = f", {seconds / len(todo):.3f} s per submission" if todo else ""
     print(f"Graded {len(todo) - len(not_graded)} submission(s) in {seconds:.1f} s{rate}. "
           f"{len(results)} result(s) in total, {len(failed)} could not be read.", file=sys.stderr)
     for r in failed[:10]:
-        print(f"  {r['student']}/{r['assignment']}: {r['reason']}", file=sys.stderr)
+        print(f"  {r.student}/{r.assignment}: {r.reason}", file=sys.stderr)
     if not_graded:  # our fault, not the student's: say so loudly, store nothing, retry next run
         (student, assignment), why = next(iter(not_graded.items()))
         print(f"WARNING: {len(not_graded)} submission(s) were NOT graded because the grader failed "
               f"(e.g. {student}/{assignment}: {why}). Nothing was stored for them; run the same "
               "command again to grade them.", file=sys.stderr)
-    kept = sum(r.get("manual_grades", 0) for r in results)
+    kept = sum(r.manual_grades or 0 for r in results)
     if kept:
         print(f"Kept {kept} manual grade(s) entered in the formgrader: they count instead of the "
               "auto score, as in nbgrader (reports, feedback and --csv show them).", file=sys.stderr)

@@ -27,6 +27,7 @@ from gradtutor.course import Course
 from gradtutor.grading import forkserver
 from gradtutor.grading.forkserver import NEEDS_ROOT
 from gradtutor.nbcells import grade_id, is_grade
+from gradtutor.records.results import ExerciseResult, read_result
 
 # nbgrader's own process loads this module for every ``nbgrader autograde``: the grading stack
 # (torch, the answer key) is imported by ``main`` only, in the subprocess that grades
@@ -48,25 +49,27 @@ class IsolatedExecute(NbGraderPreprocessor):
                                   timeout=self.timeout)
         if done.returncode != 0:
             raise RuntimeError(f"gradtutor's isolated grader failed:\n{done.stderr[-2000:]}")
-        result = json.loads(done.stdout)
-        by_id = {e["id"]: e for e in result["exercises"]}
+        result = read_result(json.loads(done.stdout))
+        if result is None:
+            raise RuntimeError("gradtutor's isolated grader printed no result")
+        by_id = {e.id: e for e in result.exercises}
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
             cell.outputs, cell.execution_count = [], None
             if is_grade(cell):  # every grade cell gets its points: no output would be full marks
                 cell.outputs = _grade_outputs(by_id.get(grade_id(cell)))
-        if result.get("reason"):
-            self.log.warning("gradtutor: %s", result["reason"])
+        if result.reason:
+            self.log.warning("gradtutor: %s", result.reason)
         return nb, resources
 
 
-def _grade_outputs(entry: dict | None) -> list:
+def _grade_outputs(entry: ExerciseResult | None) -> list:
     """What nbgrader's ``determine_grade`` reads: the points as the cell's result."""
     if entry is None:
         text, points = "error: this grade cell got no result from the grader\n", 0.0
     else:
-        text, points = f"{entry['verdict']}: {entry['message']}\n", entry["points"]
+        text, points = f"{entry.verdict}: {entry.message}\n", entry.points
     return [new_output("stream", name="stdout", text=text),
             new_output("execute_result", data={"text/plain": repr(float(points))}, execution_count=None)]
 
@@ -97,7 +100,7 @@ def main(path: str, course: str = "") -> int:
             sandbox.grade_all([(sub, job)], workers=1, on_done=lambda o: outcomes.__setitem__(0, o))
         if outcomes[0].not_graded:
             raise RuntimeError(outcomes[0].not_graded)
-    print(json.dumps(scoring.result(outcomes[0], nb, limits, unreadable=unreadable)))
+    print(json.dumps(scoring.result(outcomes[0], nb, limits, unreadable=unreadable).to_json()))
     return 0
 
 

@@ -17,19 +17,19 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import nbformat
 
-from autograder.contract import SubmissionResult
 from gradtutor.course import Course, grade_cells, grade_ids
 from gradtutor.grading.scoring import judged
 from gradtutor.key import registry
 from gradtutor.key.answer_key import fingerprint, grader_fingerprint
 from gradtutor.nbcells import nbgrader_meta
 from gradtutor.records import gradebook, sheet, store
+from gradtutor.records.results import ExerciseResult, SubmissionResult
 from gradtutor.reports import feedback_pages as feedback
 
 CHANGE_COLUMNS = ("student", "assignment", "exercise", "old_points", "new_points", "change",
@@ -43,8 +43,8 @@ class Regraded:
     """What re-judging one submission's stored answers gave."""
 
     result: SubmissionResult
-    exercises: list[dict]
-    changed: list[tuple[dict, dict]] = field(default_factory=list)  # (old, new) entries that differ
+    exercises: list[ExerciseResult]
+    changed: list[tuple[ExerciseResult, ExerciseResult]] = field(default_factory=list)  # (old, new) that differ
     refreshed: bool = False  # a fingerprint moved on: the file is rewritten even if no verdict did
     not_regradable: dict[str, str] = field(default_factory=dict)  # exercise -> why
 
@@ -86,18 +86,18 @@ def regrade(course: Course, assignments: list[str] | None = None, *, force: bool
     results = store.load_results(course, assignments, unreadable=unreadable)
     summary = Summary(submissions=len(results),
                       failed=[f"{p}: not a results file (left as it is)" for p in unreadable])
-    sources = {a: course.source_notebooks(a) for a in sorted({r["assignment"] for r in results})
+    sources = {a: course.source_notebooks(a) for a in sorted({r.assignment for r in results})
                if course.source_dir(a).is_dir()}
     summary.points = _points_differ(sources)
     if summary.points:  # the unit's points count, as after a rebuild and generate_assignment
         _apply_points(course, sources, summary.points)
-    before = {(r["student"], r["assignment"]): r for r in store.reconcile(course, results)}
+    before = {r.key: r for r in store.reconcile(course, results)}
     todo: list[Regraded] = []
     for result in results:
         try:
-            done = rejudge(result, _points(sources.get(result["assignment"], {})), force=force)
+            done = rejudge(result, _points(sources.get(result.assignment, {})), force=force)
         except Exception as e:  # the grader's failure on one file: say so, go on with the rest
-            summary.failed.append(f"{result['student']}/{result['assignment']}: "
+            summary.failed.append(f"{result.student}/{result.assignment}: "
                                   f"{type(e).__name__}: {str(e)[:200]}")
             continue
         for eid, why in done.not_regradable.items():
@@ -119,16 +119,16 @@ def regrade(course: Course, assignments: list[str] | None = None, *, force: bool
             if done.changed:
                 summary.changed.append(done)
     _feedback(course, stored)
-    after = {(r["student"], r["assignment"]): r for r in store.reconcile(course, stored)}
+    after = {r.key: r for r in store.reconcile(course, stored)}
     for done in summary.changed:
-        key = (done.result["student"], done.result["assignment"])
+        key = done.result.key
         old, new = before[key], after[key]
-        summary.totals.append((*key, float(old.get("total", old["score"])),
-                               float(new.get("total", new["score"]))))
+        summary.totals.append((*key, float(old.score if old.total is None else old.total),
+                               float(new.score if new.total is None else new.total)))
         for o, n in done.changed:
-            summary.rows.append([key[0], key[1], n["id"], o["points"], n["points"],
-                                 round(n["points"] - o["points"], 6), n["max_points"], o["verdict"],
-                                 n["verdict"], o.get("misconception") or "", n.get("misconception") or ""])
+            summary.rows.append([key[0], key[1], n.id, o.points, n.points,
+                                 round(n.points - o.points, 6), n.max_points, o.verdict,
+                                 n.verdict, o.misconception or "", n.misconception or ""])
     return summary
 
 
@@ -175,33 +175,33 @@ def rejudge(result: SubmissionResult, points: dict[str, float], *, force: bool =
     verdict is too (``force`` checks that, and the tests do)."""
     out = Regraded(result, [])
     known = set(registry.ids())
-    same_grader = result.get("grader") == grader_fingerprint()
+    same_grader = result.grader == grader_fingerprint()
     if not same_grader:
         out.refreshed = True
-    for e in result["exercises"]:
-        new = dict(e)
-        eid = e["id"]
-        if eid in known and result.get("status") != "graded":  # unreadable: 0 of the maximum
-            new["max_points"] = points.get(eid, e["max_points"])
+    for e in result.exercises:
+        new = replace(e)
+        eid = e.id
+        if eid in known and result.status != "graded":  # unreadable: 0 of the maximum
+            new.max_points = points.get(eid, e.max_points)
         elif eid in known:
             unit, inputs = fingerprint(eid)
-            max_points = points.get(eid, e["max_points"])
-            if e.get("answers") and e.get("inputs") not in (None, inputs):
+            max_points = points.get(eid, e.max_points)
+            if e.answers and e.inputs not in (None, inputs):
                 out.not_regradable[eid] = "its values (setup code or variants) changed"
-            elif e.get("answers") and same_grader and not force and \
-                    (e.get("unit"), e.get("inputs")) == (unit, inputs):
-                new.update(max_points=max_points, points=float(round(max_points * e["score"], 6)))
-            elif e.get("answers"):
-                new = judged(eid, max_points, e["answers"])
-            elif e["verdict"] not in ("error", "manual"):
+            elif e.answers and same_grader and not force and (e.unit, e.inputs) == (unit, inputs):
+                new = replace(e, max_points=max_points,
+                              points=float(round(max_points * e.score, 6)))  # type: ignore[operator]
+            elif e.answers:
+                new = judged(eid, max_points, e.answers)
+            elif e.verdict not in ("error", "manual"):
                 out.not_regradable[eid] = ("no stored answers (graded before answers were stored, "
                                            "or too large to store)")
             else:  # no answer reached the grader: nothing to judge, the points may change
-                new.update(max_points=max_points, unit=unit, inputs=inputs)
-            if (new.get("unit"), new.get("inputs")) != (e.get("unit"), e.get("inputs")):
+                new = replace(e, max_points=max_points, unit=unit, inputs=inputs)
+            if (new.unit, new.inputs) != (e.unit, e.inputs):
                 out.refreshed = True
         out.exercises.append(new)
-        if any(new.get(k) != e.get(k) for k in COMPARED):
+        if any(getattr(new, k) != getattr(e, k) for k in COMPARED):
             out.changed.append((e, new))
     return out
 
@@ -210,28 +210,27 @@ def _stored(course: Course, gb: Any, done: Regraded, sources: dict, late: Any,
             force: bool) -> SubmissionResult | str:
     """Gradebook first (the save path of ``grade``; skipped when no points moved, unless
     ``force``), autograded notebooks, results file last; or why not."""
-    result = {**done.result, "exercises": done.exercises}
-    result["score"] = round(sum(e["points"] for e in done.exercises), 6)
-    result["max_score"] = round(sum(e["max_points"] for e in done.exercises), 6)
-    result["regraded_at"] = store.now_iso()
-    result["grader"] = grader_fingerprint()
+    result = replace(done.result, exercises=done.exercises,
+                     score=round(sum(e.points for e in done.exercises), 6),
+                     max_score=round(sum(e.max_points for e in done.exercises), 6),
+                     regraded_at=store.now_iso(), grader=grader_fingerprint())
     try:
-        if force or any(o[k] != n[k] for o, n in done.changed for k in ("points", "max_points")):
-            names = course.submitted_notebooks(result["student"], result["assignment"])
-            result.update(store.save_grades(gb, course, result,
-                                            grade_ids(sources[result["assignment"]], names), late))
+        if force or any(getattr(o, k) != getattr(n, k) for o, n in done.changed
+                        for k in ("points", "max_points")):
+            names = course.submitted_notebooks(result.student, result.assignment)
+            store.save_grades(gb, course, result, grade_ids(sources[result.assignment], names), late)
         store.update_autograded(course, result)
-        store.write_result(course, result)  # type: ignore[arg-type]
+        store.write_result(course, result)
     except Exception as e:  # the grader's: the results file still holds the old grades
         gb.db.rollback()
-        return f"{result['student']}/{result['assignment']}: {type(e).__name__}: {str(e)[:200]}"
-    return result  # type: ignore[return-value]
+        return f"{result.student}/{result.assignment}: {type(e).__name__}: {str(e)[:200]}"
+    return result
 
 
 def _feedback(course: Course, results: list[SubmissionResult]) -> None:
     """Rewrite the feedback pages ``gradtutor feedback`` wrote for these submissions."""
     for result in store.reconcile(course, results):
-        if feedback.page_path(course, result["student"], result["assignment"]).exists():
+        if feedback.page_path(course, result.student, result.assignment).exists():
             feedback.write_pages(course, result)
 
 

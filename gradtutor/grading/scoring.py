@@ -10,18 +10,21 @@ it propagates, and the submission is recorded as not graded.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
-from autograder.contract import CellStopped, Done, ExerciseResult
+from autograder.contract import CellStopped, Done
 from autograder.judge import judge
 from autograder.sandbox.limits import Limits, describe
 from gradtutor.course import grade_cells
 from gradtutor.grading.forkserver import Outcome, answers_of
 from gradtutor.key import registry
 from gradtutor.key.answer_key import fingerprint
+from gradtutor.records.results import ExerciseResult, SubmissionResult
 
 
-def result(outcome: Outcome | None, source: Any, limits: Limits, *, unreadable: str = "") -> dict:
+def result(outcome: Outcome | None, source: Any, limits: Limits, *, unreadable: str = ""
+           ) -> SubmissionResult:
     """One notebook's result: status, reason, score and one entry per grade cell."""
     notes = [] if outcome is None else _notes(outcome, limits)
     answers = {} if outcome is None else answers_of(outcome)
@@ -33,14 +36,14 @@ def result(outcome: Outcome | None, source: Any, limits: Limits, *, unreadable: 
         else:
             entry = _exercise(grade_id, max_points, answers.get(grade_id), notes)
         exercises.append(entry)
-    return {
-        "status": "failed" if unreadable else "graded",
-        "reason": unreadable[:500] if unreadable else "; ".join(notes),
-        "score": round(sum(e["points"] for e in exercises), 6),
-        "max_score": round(sum(e["max_points"] for e in exercises), 6),
-        "duration_s": round(outcome.duration_s, 3) if outcome is not None else 0.0,
-        "exercises": exercises,
-    }
+    return SubmissionResult(  # one notebook's part: the caller names the student and assignment
+        status="failed" if unreadable else "graded",
+        reason=unreadable[:500] if unreadable else "; ".join(notes),
+        score=round(sum(e.points for e in exercises), 6),
+        max_score=round(sum(e.max_points for e in exercises), 6),
+        duration_s=round(outcome.duration_s, 3) if outcome is not None else 0.0,
+        exercises=exercises,
+    )
 
 
 def _notes(outcome: Outcome, limits: Limits) -> list[str]:
@@ -54,9 +57,7 @@ def _notes(outcome: Outcome, limits: Limits) -> list[str]:
 
 
 def _missing(grade_id: str, max_points: float, message: str) -> ExerciseResult:
-    return {"id": grade_id, "points": 0.0, "max_points": max_points, "verdict": "error",
-            "score": 0.0, "misconception": None, "message": message, "answers": None, "unit": None,
-            "inputs": None}
+    return ExerciseResult(grade_id, 0.0, max_points, verdict="error", score=0.0, message=message)
 
 
 def _exercise(grade_id: str, max_points: float, answers: tuple[dict, ...] | None,
@@ -65,8 +66,8 @@ def _exercise(grade_id: str, max_points: float, answers: tuple[dict, ...] | None
         return _missing(grade_id, max_points, "Not an autograded exercise: grade it by hand.")
     if answers is None:
         why = "; ".join(notes) or "its grade cell was never reached"
-        return {**_missing(grade_id, max_points, f"No answer reached the grader ({why})."),
-                **_fingerprints(grade_id)}
+        return replace(_missing(grade_id, max_points, f"No answer reached the grader ({why})."),
+                       **_fingerprints(grade_id))
     return judged(grade_id, max_points, list(answers))
 
 
@@ -79,10 +80,9 @@ def judged(grade_id: str, max_points: float, answers: list[dict]) -> ExerciseRes
     judges again), unless they are larger than ``MAX_STORED_BYTES``."""
     fb = judge(grade_id, answers)
     kept = answers if len(json.dumps(answers)) <= MAX_STORED_BYTES else None
-    return {"id": grade_id, "points": float(round(max_points * fb.score, 6)),
-            "max_points": max_points, "verdict": fb.verdict, "score": fb.score,
-            "misconception": fb.misconception, "message": fb.message, "answers": kept,
-            **_fingerprints(grade_id)}
+    return ExerciseResult(grade_id, float(round(max_points * fb.score, 6)), max_points,
+                          verdict=fb.verdict, score=fb.score, misconception=fb.misconception,
+                          message=fb.message, answers=kept, **_fingerprints(grade_id))
 
 
 def _fingerprints(grade_id: str) -> dict[str, str]:

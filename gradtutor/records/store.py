@@ -10,6 +10,7 @@ count as graded on a re-run. ``reconcile`` reads both, so what people see agrees
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,6 @@ from typing import Any
 from nbformat.notebooknode import NotebookNode, from_dict
 from nbformat.v4 import nbjson
 
-from autograder.contract import SubmissionResult, read_result
 from autograder.judge import answer_names, redact
 from gradtutor.course import Course
 from gradtutor.key import misconceptions, registry
@@ -25,6 +25,7 @@ from gradtutor.key.answer_key import reference
 from gradtutor.nbcells import grade_id
 from gradtutor.records import gradebook, sheet
 from gradtutor.records.files import MAX_NOTEBOOK_BYTES, read_beneath, write_atomic
+from gradtutor.records.results import ExerciseResult, SubmissionResult, read_result
 from gradtutor.records.submissions import Cell, Submission, submission_secret, submitted_at
 
 __all__ = ["write_atomic"]  # re-exported: what the tests and older callers write with
@@ -34,8 +35,8 @@ CSV_COLUMNS = ("student", "assignment", "exercise", "points", "max_points", "ver
 
 
 def write_result(course: Course, result: SubmissionResult) -> Path:
-    path = course.results_path(result["assignment"], result["student"])
-    write_atomic(path, json.dumps(result, indent=1).encode())
+    path = course.results_path(result.assignment, result.student)
+    write_atomic(path, json.dumps(result.to_json(), indent=1).encode())
     return path
 
 
@@ -58,20 +59,23 @@ def load_results(course: Course, assignments: list[str] | None = None, *,
     return out
 
 
-def write_csv(path: Path, results: list[dict]) -> None:
-    rows = ([r["student"], r["assignment"], e["id"], f"{e['points']:g}", f"{e['max_points']:g}",
-             e["verdict"], e["misconception"] or "", "hand" if e.get("manual") else "auto"]
-            for r in sorted(results, key=lambda r: (r["assignment"], r["student"]))
-            for e in r["exercises"])
+def write_csv(path: Path, results: list[SubmissionResult]) -> None:
+    rows = ([r.student, r.assignment, e.id, f"{e.points:g}", f"{e.max_points:g}",
+             e.verdict, e.misconception or "", "hand" if e.manual else "auto"]
+            for r in sorted(results, key=lambda r: (r.assignment, r.student))
+            for e in r.exercises)
     sheet.write(path, CSV_COLUMNS, rows)
 
 
-def save_grades(gb: Any, course: Course, result: dict, notebooks: dict[str, list[str]],
-                late: gradebook.LatePenalties | None = None) -> dict[str, float]:
-    """The result's auto scores into the gradebook (``gradebook.save_grades``); the lateness."""
-    points = {e["id"]: (e["verdict"], e["points"]) for e in result["exercises"]}
-    return gradebook.save_grades(gb, course, result["student"], result["assignment"], points,
-                                 notebooks, late)
+def save_grades(gb: Any, course: Course, result: SubmissionResult, notebooks: dict[str, list[str]],
+                late: gradebook.LatePenalties | None = None) -> None:
+    """The result's auto scores into the gradebook (``gradebook.save_grades``); the lateness
+    and the count of kept manual grades onto the result."""
+    points = {e.id: (e.verdict, e.points) for e in result.exercises}
+    saved = gradebook.save_grades(gb, course, result.student, result.assignment, points,
+                                  notebooks, late)
+    result.seconds_late, result.penalty = saved["seconds_late"], saved["penalty"]
+    result.manual_grades = int(saved["manual_grades"])
 
 
 def now_iso() -> str:
@@ -80,7 +84,7 @@ def now_iso() -> str:
 
 # --- autograded notebooks: what the formgrader and `nbgrader generate_feedback` read -----------
 
-def autograded_notebook(cells: list[Cell], source: Any, result: dict,
+def autograded_notebook(cells: list[Cell], source: Any, result: SubmissionResult,
                         errors: dict[int, str] | None = None) -> NotebookNode:
     """The sanitised cells, nbgrader metadata from source, each grade cell showing its verdict,
     misconception, hint and points, each cell that raised the name of its error (``errors``:
@@ -91,7 +95,7 @@ def autograded_notebook(cells: list[Cell], source: Any, result: dict,
     once, in the tests, with ``nbformat.validate``.
     """
     meta = {grade_id(c): c.metadata for c in source.cells if grade_id(c)}
-    by_id = {e["id"]: e for e in result["exercises"]}
+    by_id = {e.id: e for e in result.exercises}
     out = []
     for index, cell in enumerate(cells):
         new: dict[str, Any] = {"cell_type": "markdown" if cell.kind == "markdown" else "code",
@@ -109,20 +113,20 @@ def autograded_notebook(cells: list[Cell], source: Any, result: dict,
     return from_dict({"cells": out, "metadata": source.metadata, "nbformat": 4, "nbformat_minor": 5})
 
 
-def grade_outputs(entry: dict) -> list[dict]:
+def grade_outputs(entry: ExerciseResult) -> list[dict]:
     """A grade cell's outputs: the verdict as text, then the points (what nbgrader reads)."""
     return [{"output_type": "stream", "name": "stdout", "text": _verdict_text(entry)},
             {"output_type": "execute_result", "execution_count": None, "metadata": {},
-             "data": {"text/plain": f"{entry['points']:g}"}}]
+             "data": {"text/plain": f"{entry.points:g}"}}]
 
 
-def update_autograded(course: Course, result: dict) -> int:
+def update_autograded(course: Course, result: SubmissionResult) -> int:
     """The verdicts of ``result`` written into the grade cells of the student's autograded
     notebooks (ours, written by ``grade``); how many cells changed. Read as any file under the
     course folder is: beneath it, no link followed, size-capped."""
-    by_id = {e["id"]: e for e in result["exercises"]}
+    by_id = {e.id: e for e in result.exercises}
     changed = 0
-    for path in course.autograded_notebooks(result["student"], result["assignment"]):
+    for path in course.autograded_notebooks(result.student, result.assignment):
         try:
             raw = read_beneath(course.root, path.relative_to(course.root).parts, MAX_NOTEBOOK_BYTES)
             nb = json.loads(raw)
@@ -141,14 +145,14 @@ def update_autograded(course: Course, result: dict) -> int:
     return changed
 
 
-def _verdict_text(entry: dict) -> str:
-    lines = [f"{entry['verdict']}: {entry['message']}"]
-    if entry.get("misconception"):
-        lines.append(f"Likely misconception: {misconceptions.name(entry['misconception'])}")
-        hint = hint_for(entry["id"], entry["misconception"])
+def _verdict_text(entry: ExerciseResult) -> str:
+    lines = [f"{entry.verdict}: {entry.message}"]
+    if entry.misconception:
+        lines.append(f"Likely misconception: {misconceptions.name(entry.misconception)}")
+        hint = hint_for(entry.id, entry.misconception)
         if hint:
             lines.append(f"Hint: {hint}")
-    lines.append(f"Points: {entry['points']:g} of {entry['max_points']:g}")
+    lines.append(f"Points: {entry.points:g} of {entry.max_points:g}")
     return "\n".join(lines) + "\n"
 
 
@@ -187,22 +191,21 @@ def reconcile(course: Course, results: list[SubmissionResult]) -> list[Submissio
     grades, comments, penalties = book.grades, book.comments, book.penalties
     out = []
     for r in results:
-        r = {**r, "exercises": [dict(e) for e in r["exercises"]]}
-        for e in r["exercises"]:
-            found = grades.get((r["student"], r["assignment"], e["id"]))
+        r = replace(r, exercises=[replace(e) for e in r.exercises])
+        for e in r.exercises:
+            found = grades.get((r.student, r.assignment, e.id))
             if found is not None:
                 auto, manual, extra = found.auto, found.manual, found.extra_credit
                 if manual is not None and manual != auto:
-                    e["manual"], e["auto_points"] = True, e["points"]
-                    e["points"] = float(manual)
+                    e.manual, e.auto_points = True, e.points
+                    e.points = float(manual)
                 if extra:
-                    e["extra_credit"] = float(extra)
-            note = comments.get((r["student"], r["assignment"], e["id"]))
+                    e.extra_credit = float(extra)
+            note = comments.get((r.student, r.assignment, e.id))
             if note:
-                e["comment"] = "\n".join(note)[:2000]
-        r["score"] = round(sum(e["points"] + e.get("extra_credit", 0.0) for e in r["exercises"]), 6)
-        r["penalty"] = round(min(penalties.get((r["student"], r["assignment"]), r.get("penalty", 0.0)) or 0.0,
-                                 r["score"]), 6)
-        r["total"] = round(r["score"] - r["penalty"], 6)
-        out.append(r)  # type: ignore[arg-type]
+                e.comment = "\n".join(note)[:2000]
+        r.score = round(sum(e.points + (e.extra_credit or 0.0) for e in r.exercises), 6)
+        r.penalty = round(min(penalties.get((r.student, r.assignment), r.penalty) or 0.0, r.score), 6)
+        r.total = round(r.score - r.penalty, 6)
+        out.append(r)
     return out

@@ -32,6 +32,7 @@ from autograder.kinds import Invalid, Tensor
 from autograder.plain import plain_source
 from gradtutor.key import registry
 from gradtutor.key.answer_key import reference
+from gradtutor.records.results import SubmissionResult
 from gradtutor.reports import charts
 
 MIN_SHARED = 2
@@ -52,29 +53,28 @@ class Unexplained:
     entry: str = ""
 
 
-def unexplained(results: list[dict], min_shared: int = MIN_SHARED) -> list[Unexplained]:
+def unexplained(results: list[SubmissionResult], min_shared: int = MIN_SHARED) -> list[Unexplained]:
     """Shared wrong answers no listed ``Wrong`` explains: exercises in the course's order, and
     within one exercise the answer most students gave first."""
     groups: dict[str, list[Unexplained]] = defaultdict(list)
     for r in results:
-        if r.get("status") != "graded":
+        if r.status != "graded":
             continue
-        for e in r["exercises"]:
-            answers = e.get("answers")
-            if e.get("verdict") != "wrong" or not answers or \
-                    (e.get("misconception") is not None and e["misconception"] not in GENERIC):
+        for e in r.exercises:
+            answers = e.answers
+            if e.verdict != "wrong" or not answers or \
+                    (e.misconception is not None and e.misconception not in GENERIC):
                 continue
             try:
-                check = checkdata.get(e["id"])
+                check = checkdata.get(e.id)
                 canon = check.kind.canonical(answers[0])
             except (KeyError, Invalid, TypeError, ValueError):
                 continue
-            found = next((g for g in groups[e["id"]] if same(check.kind, g.answer, canon)), None)
+            found = next((g for g in groups[e.id] if same(check.kind, g.answer, canon)), None)
             if found is None:
-                found = Unexplained(e["id"], r["assignment"], canon, answers[0],
-                                    slip=e["misconception"])
-                groups[e["id"]].append(found)
-            found.students.append(r["student"])
+                found = Unexplained(e.id, r.assignment, canon, answers[0], slip=e.misconception)
+                groups[e.id].append(found)
+            found.students.append(r.student)
     out = [g for gs in groups.values() for g in gs if len(set(g.students)) >= min_shared]
     for g in out:
         g.students = sorted(set(g.students))
@@ -165,26 +165,26 @@ class Item:
         return ""
 
 
-def items(results: list[dict]) -> list[Item]:
-    by_assignment: dict[str, list[dict]] = defaultdict(list)
+def items(results: list[SubmissionResult]) -> list[Item]:
+    by_assignment: dict[str, list[SubmissionResult]] = defaultdict(list)
     for r in results:
-        if r.get("status") == "graded" and r["exercises"]:
-            by_assignment[r["assignment"]].append(r)
+        if r.status == "graded" and r.exercises:
+            by_assignment[r.assignment].append(r)
     order = {ex.id: i for i, ex in enumerate(registry.all_exercises())}
     out = []
     for assignment, rs in sorted(by_assignment.items()):
-        ids = sorted({e["id"] for r in rs for e in r["exercises"]},
+        ids = sorted({e.id for r in rs for e in r.exercises},
                      key=lambda i: (order.get(i, len(order)), i))
         for eid in ids:
             share, rest, verdicts = [], [], Counter()
             for r in rs:
-                mine = [e for e in r["exercises"] if e["id"] == eid]
+                mine = [e for e in r.exercises if e.id == eid]
                 if not mine:
                     continue
                 e = mine[0]
-                share.append(e["points"] / e["max_points"] if e["max_points"] else 0.0)
-                rest.append(sum(x["points"] for x in r["exercises"] if x["id"] != eid))
-                verdicts[e.get("verdict") or "error"] += 1
+                share.append(e.points / e.max_points if e.max_points else 0.0)
+                rest.append(sum(x.points for x in r.exercises if x.id != eid))
+                verdicts[e.verdict or "error"] += 1
             out.append(Item(eid, assignment, len(share), statistics.fmean(share) if share else 0.0,
                             _correlation(share, rest), verdicts))
     return out
@@ -232,14 +232,14 @@ def item_chart(found: list[Item]) -> tuple[str, str] | None:
 # ---------------------------------------------------------------- misconceptions per student
 
 
-def student_misconceptions(results: list[dict]) -> dict[str, dict[str, list[str]]]:
+def student_misconceptions(results: list[SubmissionResult]) -> dict[str, dict[str, list[str]]]:
     """student -> misconception -> the chapters (assignments) it was seen in; students with a
     misconception seen in several chapters first."""
     seen: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for r in results:
-        for e in r["exercises"]:
-            if e.get("misconception"):
-                seen[r["student"]][e["misconception"]].add(r["assignment"])
+        for e in r.exercises:
+            if e.misconception:
+                seen[r.student][e.misconception].add(r.assignment)
     out = {st: {m: sorted(a) for m, a in sorted(ms.items(), key=lambda t: (-len(t[1]), t[0]))}
            for st, ms in seen.items()}
     return dict(sorted(out.items(), key=lambda t: (-max(len(a) for a in t[1].values()), t[0])))

@@ -24,6 +24,7 @@ from typing import Any
 from gradtutor.course import Course
 from gradtutor.records import gradebook, sheet, store
 from gradtutor.records.gradebook import Student
+from gradtutor.records.results import SubmissionResult
 from gradtutor.reports.report import SUBMISSION_COLUMNS, submission_rows
 
 CANVAS_HEADER = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
@@ -36,7 +37,7 @@ def export_cli(*, course_dir: Path, canvas: Path | None = None, csv: Path | None
         return 2
     course = Course.at(course_dir)
     results = store.reconcile(course, [r for r in store.load_results(course)
-                                       if not assignment or r["assignment"] in assignment])
+                                       if not assignment or r.assignment in assignment])
     people = gradebook.students(course)
     names = assignments(course, results, assignment)
     if not names:
@@ -45,9 +46,9 @@ def export_cli(*, course_dir: Path, canvas: Path | None = None, csv: Path | None
         return 1
     expected = gradebook.roster(course, assignment) or {}
     for r in results:  # a results file of a student the gradebook does not list still counts
-        expected.setdefault(r["student"], [])
-        people.setdefault(r["student"], Student())
-    handed = {(r["student"], r["assignment"]) for r in results}
+        expected.setdefault(r.student, [])
+        people.setdefault(r.student, Student())
+    handed = {(r.student, r.assignment) for r in results}
     missing = sorted((st, a) for st in expected for a in names if (st, a) not in handed)
     if canvas is not None:
         write_canvas(canvas, results, people, names, missing, section)
@@ -59,10 +60,10 @@ def export_cli(*, course_dir: Path, canvas: Path | None = None, csv: Path | None
     return 0
 
 
-def assignments(course: Course, results: list[dict], only: list[str] | None) -> dict[str, float]:
+def assignments(course: Course, results: list[SubmissionResult], only: list[str] | None) -> dict[str, float]:
     """assignment -> points possible (its source notebooks', else the largest maximum graded),
     in name order."""
-    found = sorted({r["assignment"] for r in results})
+    found = sorted({r.assignment for r in results})
     out: dict[str, float] = {}
     for name in found:
         if only and name not in only:
@@ -71,15 +72,16 @@ def assignments(course: Course, results: list[dict], only: list[str] | None) -> 
             points = course.max_points(name)
         except Exception:
             points = 0.0
-        out[name] = points or max(float(r.get("max_score") or 0.0) for r in results
-                                  if r["assignment"] == name)
+        out[name] = points or max(float(r.max_score or 0.0) for r in results
+                                  if r.assignment == name)
     return out
 
 
-def write_canvas(path: Path, results: list[dict], people: dict[str, Student],
+def write_canvas(path: Path, results: list[SubmissionResult], people: dict[str, Student],
                  names: dict[str, float], missing: list[tuple[str, str]], section: str) -> Path:
-    totals: dict[tuple[str, str], float] = {(r["student"], r["assignment"]):
-                                            float(r.get("total", r["score"])) for r in results}
+    totals: dict[tuple[str, str], float] = {(r.student, r.assignment):
+                                            float(r.score if r.total is None else r.total)
+                                            for r in results}
     for key in missing:
         totals.setdefault(key, 0.0)
     rows: list[list[Any]] = [["Points Possible", "", "", "", "", *(_number(p) for p in names.values())]]

@@ -21,11 +21,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from autograder.contract import SubmissionResult
 from autograder.feedback import VERDICTS
 from gradtutor.course import Course
 from gradtutor.key import misconceptions, registry
 from gradtutor.records.files import write_atomic
+from gradtutor.records.results import ExerciseResult, SubmissionResult
 from gradtutor.records.store import hint_for, load_results, reconcile
 from gradtutor.records.submissions import submission_secret
 from gradtutor.reports import pages
@@ -54,15 +54,15 @@ def page_path(course: Course, student: str, assignment: str) -> Path:
 
 def write_pages(course: Course, result: SubmissionResult) -> int:
     """One submission's feedback.html, and our block in each page nbgrader hands out (how many)."""
-    path = page_path(course, result["student"], result["assignment"])
+    path = page_path(course, result.student, result.assignment)
     write_atomic(path, page(result).encode())
     return _into_nbgraders_pages(course, path.parent, result)
 
 
 def _into_nbgraders_pages(course: Course, folder: Path, result: SubmissionResult) -> int:
     """Our summary at the top of each ``<notebook>.html`` (nbgrader's page, or ours alone)."""
-    notebooks = [p.stem for p in course.autograded_notebooks(result["student"], result["assignment"])]
-    secret = submission_secret(course, result["student"], result["assignment"])
+    notebooks = [p.stem for p in course.autograded_notebooks(result.student, result.assignment)]
+    secret = submission_secret(course, result.student, result.assignment)
     if secret is not None:
         write_atomic(folder / "submission_secret.txt", secret.encode())
     for name in notebooks:
@@ -87,20 +87,20 @@ def page(result: SubmissionResult) -> str:
 
 def _view(result: SubmissionResult) -> dict[str, Any]:
     """What the templates show of one submission."""
-    late = result.get("penalty") or result.get("seconds_late")
+    late = result.penalty or result.seconds_late
     return {
-        "title": f"{result['assignment']}: feedback for {result['student']}",
-        "chapter": _chapter_title(result["assignment"]),
-        "student": result["student"],
-        "score": result["score"],
-        "max_score": result["max_score"],
-        "penalty": result.get("penalty"),
-        "late": _duration(result.get("seconds_late", 0)) if late else "",
-        "total": result.get("total", result["score"]),
-        "graded_at": str(result.get("graded_at", "")),
-        "reason": result.get("reason"),
-        "failed": bool(result.get("reason")) and result["status"] == "failed",
-        "exercises": [_exercise(e) for e in result["exercises"]],
+        "title": f"{result.assignment}: feedback for {result.student}",
+        "chapter": _chapter_title(result.assignment),
+        "student": result.student,
+        "score": result.score,
+        "max_score": result.max_score,
+        "penalty": result.penalty,
+        "late": _duration(result.seconds_late or 0) if late else "",
+        "total": result.score if result.total is None else result.total,
+        "graded_at": "" if result.graded_at is None else str(result.graded_at),
+        "reason": result.reason,
+        "failed": bool(result.reason) and result.status == "failed",
+        "exercises": [_exercise(e) for e in result.exercises],
     }
 
 
@@ -109,22 +109,22 @@ def _duration(seconds: float) -> str:
     return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
-def _exercise(e: dict) -> dict[str, Any]:
+def _exercise(e: ExerciseResult) -> dict[str, Any]:
     """What the templates show of one exercise; a verdict outside the vocabulary (the contract
     also allows "manual") is shown as one that cannot be judged."""
-    misconception = e.get("misconception")
+    misconception = e.misconception
     return {
-        "verdict": VERDICTS.get(e["verdict"], VERDICTS["error"]),
-        "title": _exercise_title(e["id"]),
-        "points": e["points"],
-        "max_points": e["max_points"],
-        "message": str(e.get("message") or ""),
-        "manual": e.get("manual"),
-        "auto_points": e.get("auto_points", 0),
-        "extra_credit": e.get("extra_credit"),
-        "comment": e.get("comment"),
+        "verdict": VERDICTS.get(e.verdict, VERDICTS["error"]),
+        "title": _exercise_title(e.id),
+        "points": e.points,
+        "max_points": e.max_points,
+        "message": str(e.message or ""),
+        "manual": e.manual,
+        "auto_points": e.auto_points or 0,
+        "extra_credit": e.extra_credit,
+        "comment": e.comment,
         "misconception": misconceptions.name(misconception) if misconception else None,
-        "hint": hint_for(e["id"], misconception) if misconception else None,
+        "hint": hint_for(e.id, misconception) if misconception else None,
     }
 
 

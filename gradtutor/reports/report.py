@@ -20,11 +20,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from autograder.contract import SubmissionResult
 from autograder.feedback import VERDICTS
 from gradtutor.course import Course
 from gradtutor.key import misconceptions, registry
 from gradtutor.records import gradebook, sheet, store
+from gradtutor.records.results import SubmissionResult
 from gradtutor.reports import analysis, charts, pages
 
 # the outcomes in the bars' order, as VERDICTS names them ("error" is drawn with "invalid");
@@ -78,16 +78,16 @@ class MisconceptionStats:
 
 @dataclass
 class ClassSummary:
-    results: list[dict]
+    results: list[SubmissionResult]
     students: dict[str, tuple[float, float]]  # student -> (score, max score), all assignments
     exercises: list[ExerciseStats]
     misconceptions: list[MisconceptionStats]  # re-teach first at the top
-    failed: list[dict]
+    failed: list[SubmissionResult]
     missing: list[tuple[str, str]] = field(default_factory=list)  # (student, assignment) not submitted
     items: list[analysis.Item] = field(default_factory=list)  # item analysis per exercise
 
 
-def summarise(results: list[dict], roster: dict[str, list[str]] | None = None) -> ClassSummary:
+def summarise(results: list[SubmissionResult], roster: dict[str, list[str]] | None = None) -> ClassSummary:
     """``roster`` (student -> the assignments expected of them) adds those who submitted
     nothing: listed as missing, with 0 of the assignment's points."""
     students: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
@@ -95,28 +95,28 @@ def summarise(results: list[dict], roster: dict[str, list[str]] | None = None) -
     found: dict[str, MisconceptionStats] = {}
     expected = _exercises_per_assignment(results)
     for r in results:
-        tally = students[r["student"]]
-        tally[0] += float(r.get("total", r.get("score")) or 0.0)  # after any late penalty
-        tally[1] += float(r.get("max_score") or 0.0)
+        tally = students[r.student]
+        tally[0] += float((r.score if r.total is None else r.total) or 0.0)  # after any late penalty
+        tally[1] += float(r.max_score or 0.0)
         seen = set()
-        for e in r["exercises"]:
-            stats = exercises.setdefault(e["id"], ExerciseStats(e["id"], r["assignment"]))
-            stats.max_points = max(stats.max_points, float(e.get("max_points") or 0.0))
-            stats.outcomes[e.get("verdict") or "failed"] += 1
-            stats.points += float(e.get("points") or 0.0)
-            seen.add(e["id"])
-            if m := e.get("misconception"):
+        for e in r.exercises:
+            stats = exercises.setdefault(e.id, ExerciseStats(e.id, r.assignment))
+            stats.max_points = max(stats.max_points, float(e.max_points or 0.0))
+            stats.outcomes[e.verdict or "failed"] += 1
+            stats.points += float(e.points or 0.0)
+            seen.add(e.id)
+            if m := e.misconception:
                 stats.misconceptions[m] += 1
                 ms = found.setdefault(m, MisconceptionStats(m))
                 ms.occurrences += 1
-                ms.students.add(r["student"])
-                ms.exercises[e["id"]] += 1
+                ms.students.add(r.student)
+                ms.exercises[e.id] += 1
         # a submission that failed as a whole still counts against each of its exercises
-        for eid in expected[r["assignment"]] - seen:
-            stats = exercises.setdefault(eid, ExerciseStats(eid, r["assignment"]))
+        for eid in expected[r.assignment] - seen:
+            stats = exercises.setdefault(eid, ExerciseStats(eid, r.assignment))
             stats.outcomes["failed"] += 1
-    handed = {(r["student"], r["assignment"]) for r in results}
-    top = {r["assignment"]: float(r.get("max_score") or 0.0) for r in results}
+    handed = {(r.student, r.assignment) for r in results}
+    top = {r.assignment: float(r.max_score or 0.0) for r in results}
     missing = sorted((st, a) for st, assignments in (roster or {}).items() for a in assignments
                      if (st, a) not in handed)
     for st, a in missing:
@@ -130,16 +130,16 @@ def summarise(results: list[dict], roster: dict[str, list[str]] | None = None) -
                          key=lambda s: (s.assignment, order.get(s.id, len(order)), s.id)),
         misconceptions=sorted(found.values(),
                               key=lambda m: (-len(m.students), -m.occurrences, m.id)),
-        failed=[r for r in results if r.get("status") != "graded"],
+        failed=[r for r in results if r.status != "graded"],
         items=analysis.items(results),
     )
 
 
-def _exercises_per_assignment(results: list[dict]) -> dict[str, set[str]]:
+def _exercises_per_assignment(results: list[SubmissionResult]) -> dict[str, set[str]]:
     """Exercise ids of each assignment: from graded results, else from the course's chapters."""
     out: dict[str, set[str]] = defaultdict(set)
     for r in results:
-        out[r["assignment"]].update(e["id"] for e in r["exercises"])
+        out[r.assignment].update(e.id for e in r.exercises)
     for ch in registry.chapters():
         if ch.slug in out and not out[ch.slug]:
             out[ch.slug].update(ch.exercise_ids())
@@ -243,9 +243,9 @@ def write_csvs(summary: ClassSummary, out: Path) -> list[Path]:
                 ([rank, m.id, m.name, len(m.students), m.occurrences,
                   " ".join(e for e, _ in m.exercises.most_common()), " ".join(sorted(m.students))]
                  for rank, m in enumerate(summary.misconceptions, 1)))
-    by_student: dict[str, list[dict]] = defaultdict(list)
+    by_student: dict[str, list[SubmissionResult]] = defaultdict(list)
     for r in summary.results:
-        by_student[r["student"]].append(r)
+        by_student[r.student].append(r)
     missing: dict[str, list[str]] = defaultdict(list)
     for st, a in summary.missing:
         missing[st].append(a)
@@ -253,8 +253,8 @@ def write_csvs(summary: ClassSummary, out: Path) -> list[Path]:
     for student, (score, top) in summary.students.items():
         mine = by_student[student]
         rows.append([student, f"{score:g}", f"{top:g}", f"{100 * score / top:.1f}" if top else "",
-                     len(mine), len(missing[student]), sum(bool(r.get("seconds_late")) for r in mine),
-                     f"{sum(r.get('penalty', 0.0) for r in mine):g}"])
+                     len(mine), len(missing[student]), sum(bool(r.seconds_late) for r in mine),
+                     f"{sum(r.penalty or 0.0 for r in mine):g}"])
     sheet.write(paths[2], ["student", "score", "max_score", "percent", "submitted", "not_submitted",
                            "late", "penalty"], rows)
     sheet.write(paths[3], SUBMISSION_COLUMNS, submission_rows(summary.results, summary.missing))
@@ -281,20 +281,20 @@ SUBMISSION_COLUMNS = ("student", "assignment", "status", "score", "late_penalty"
                       "max_score", "seconds_late", "late", "graded_by_hand")
 
 
-def submission_rows(results: list[dict], missing: list[tuple[str, str]]) -> list[list[Any]]:
+def submission_rows(results: list[SubmissionResult], missing: list[tuple[str, str]]) -> list[list[Any]]:
     """One row per student and assignment (``missing``: those not submitted, 0 points)."""
-    rows: list[tuple[str, str, dict | None]] = [(r["student"], r["assignment"], r) for r in results]
+    rows: list[tuple[str, str, SubmissionResult | None]] = [(r.student, r.assignment, r) for r in results]
     rows += [(st, a, None) for st, a in missing]
     out: list[list[Any]] = []
     for student, assignment, r in sorted(rows, key=lambda t: (t[1], t[0])):
         if r is None:
             out.append([student, assignment, "not submitted", 0, 0, 0, "", "", "", ""])
             continue
-        out.append([student, assignment, r.get("status", "graded"), f"{r['score']:g}",
-                    f"{r.get('penalty', 0.0):g}", f"{r.get('total', r['score']):g}",
-                    f"{r['max_score']:g}", f"{r.get('seconds_late', 0.0):g}",
-                    "yes" if r.get("seconds_late") else "no",
-                    sum(bool(e.get("manual")) for e in r["exercises"])])
+        out.append([student, assignment, r.status, f"{r.score:g}",
+                    f"{r.penalty or 0.0:g}", f"{r.score if r.total is None else r.total:g}",
+                    f"{r.max_score:g}", f"{r.seconds_late or 0.0:g}",
+                    "yes" if r.seconds_late else "no",
+                    sum(bool(e.manual) for e in r.exercises)])
     return out
 
 
@@ -322,7 +322,7 @@ def _outcome(verdict: str) -> str:
 def render_html(summary: ClassSummary, course_dir: Path, unreadable: list[str]) -> str:
     """The page (templates/report.html.j2, with report_analysis.html.j2 for analysis.py's part)."""
     percents = [100 * s / m for s, m in summary.students.values() if m]
-    graded = sum(r.get("status") == "graded" for r in summary.results)
+    graded = sum(r.status == "graded" for r in summary.results)
     cards = [(str(len(summary.students)), "students"),
              (f"{graded} / {len(summary.results)}", "submissions graded"),
              (f"{statistics.median(percents):.0f}%" if percents else "–", "median score"),
@@ -345,7 +345,7 @@ def render_html(summary: ClassSummary, course_dir: Path, unreadable: list[str]) 
         review_below=analysis.REVIEW_BELOW,
         per_student=analysis.student_misconceptions(summary.results),
         missing=summary.missing,
-        failed=[(r["student"], r["assignment"], str(r.get("reason") or "")) for r in summary.failed],
+        failed=[(r.student, r.assignment, str(r.reason or "")) for r in summary.failed],
         unreadable=unreadable,
         misconception_name=misconceptions.name,
         literal=analysis.literal,
@@ -359,7 +359,7 @@ def write_report(course: Course, out: Path | None = None, assignments: list[str]
     ``shown_as``: the course folder as the page names it (default: where it is)."""
     results, unreadable = load_results(course)
     results = store.reconcile(course, [r for r in results
-                                       if not assignments or r["assignment"] in assignments])
+                                       if not assignments or r.assignment in assignments])
     if not results:
         return None
     out = out or course.reports_dir
