@@ -162,7 +162,7 @@ def batch() -> dict:
     for student in HONEST:
         kit.submit(course, student, chapter, early(kit.answered(released, kit.solution), HONEST_WORK))
     run(course)  # the honest class alone, on a quiet grader
-    quiet = {s: result_of({"course": course, "chapter": chapter}, s) for s in HONEST}
+    quiet = {s: result_of({"course": course, "chapter": chapter}, s).to_json() for s in HONEST}
     for student, nb in hostile(ctx).items():
         kit.submit(course, student, chapter, nb)
     log, pid = run(course, "--force")
@@ -178,7 +178,7 @@ def _explain(result: dict) -> str:
 
 
 def _result(batch: dict, student: str) -> dict:
-    return result_of(batch, student)
+    return result_of(batch, student).to_json()  # the results file as written
 
 
 def _verdicts(result: dict) -> list[tuple]:
