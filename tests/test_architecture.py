@@ -165,6 +165,8 @@ NEVER = {
                       "gradtutor.cli", "gradtutor.course"),
     "gradtutor.records": ("gradtutor.grading", "gradtutor.reports", "gradtutor.authoring", "gradtutor.cli"),
     "gradtutor.grading": ("gradtutor.authoring", "gradtutor.cli"),
+    # the scorer judges data; it never starts or talks to a process
+    "gradtutor.grading.scoring": ("gradtutor.grading.forkserver", "gradtutor.grading.batch"),
     "gradtutor.reports": ("gradtutor.grading", "gradtutor.authoring", "gradtutor.cli"),
     "gradtutor.authoring": ("gradtutor.grading", "gradtutor.records", "gradtutor.reports", "gradtutor.cli"),
     "exercises": ("gradtutor.grading", "gradtutor.records", "gradtutor.reports", "gradtutor.authoring",

@@ -28,7 +28,7 @@ from autograder.selfcheck import grade
 from gradtutor.authoring import cells
 from gradtutor.course import Course
 from gradtutor.grading import scoring, submission
-from gradtutor.grading.forkserver import Outcome
+from gradtutor.grading.outcome import Outcome
 from gradtutor.grading.submission import Submission, Unreadable
 from gradtutor.key import registry
 from gradtutor.nbcells import grade_id, is_grade

@@ -5,6 +5,7 @@
     forkserver.py        the parent's side of the sandbox: copy the runtime, start the zygote, hand
                          each child its job, read its typed messages, enforce the deadlines (the
                          child is autograder.sandbox)
+    outcome.py           what came back from one child: its messages and how it ended
     scoring.py           the child's messages judged and scored (never runs student code)
     batch.py             ``gradtutor grade``: all of the above, in parallel, resumable
     regrade.py           ``gradtutor regrade``: stored answers judged again against the current units

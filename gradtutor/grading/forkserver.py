@@ -34,9 +34,10 @@ from typing import Any
 import autograder
 import exercises
 import gradtutor
-from autograder.contract import MALFORMED, Answers, Done, Job, Message, Ready, encode_job, parse_message
+from autograder.contract import MALFORMED, Done, Job, Message, Ready, encode_job, parse_message
 from autograder.sandbox.limits import UIDS_PER_BATCH, Limits, describe, uid_block
 from gradtutor.grading import cgroups
+from gradtutor.grading.outcome import Outcome
 
 NEEDS_ROOT = ("gradtutor grade needs root, to run each submission as its own user in its own mount "
               "namespace: run it with sudo, as root in a container (docs/grading.md), or with rootless "
@@ -50,21 +51,6 @@ BOOT = ("import sys; sys.path[0:0] = sys.argv[2:]; "
 
 class SandboxError(RuntimeError):
     """The sandbox itself failed (never the student's doing)."""
-
-
-@dataclass
-class Outcome:
-    """What came back from one child: its typed messages and how it ended."""
-
-    key: Any  # the caller's handle for the submission
-    messages: list[Message] = field(default_factory=list)
-    ended: str = ""  # "" when the child finished normally, else the grader's words for the student
-    not_graded: str = ""  # set when the grader, not the student, failed: retry on the next run
-    duration_s: float = 0.0
-
-    @property
-    def started(self) -> bool:
-        return any(isinstance(m, Ready) for m in self.messages)
 
 
 @dataclass
@@ -420,15 +406,6 @@ def _parse(line: bytes, expected: dict[str, int]) -> Message | None:
         return parse_message(line, expected)
     except Exception:
         return None
-
-
-def answers_of(outcome: Outcome) -> dict[str, tuple[dict, ...]]:
-    """The first answers message for each exercise."""
-    out: dict[str, tuple[dict, ...]] = {}
-    for m in outcome.messages:
-        if isinstance(m, Answers) and m.exercise not in out:
-            out[m.exercise] = m.answers
-    return out
 
 
 def _exit_reason(status: int) -> str:

@@ -17,7 +17,7 @@ from autograder.contract import CellStopped, Done
 from autograder.judge import judge
 from autograder.sandbox.limits import Limits, describe
 from gradtutor.course import grade_cells
-from gradtutor.grading.forkserver import Outcome, answers_of
+from gradtutor.grading.outcome import Outcome, answers_of
 from gradtutor.key import registry
 from gradtutor.key.answer_key import fingerprint
 from gradtutor.records.results import ExerciseResult, SubmissionResult
