@@ -32,7 +32,7 @@ from gradtutor.grading.outcome import Outcome
 from gradtutor.grading.submission import Submission, Unreadable
 from gradtutor.key import registry
 from gradtutor.nbcells import grade_id, is_grade
-from gradtutor.records import store
+from gradtutor.records import files, store
 from gradtutor.records.results import ExerciseResult, SubmissionResult
 from gradtutor.reports import feedback_pages as feedback
 
@@ -286,8 +286,8 @@ def test_the_seccomp_filter_refuses_user_namespaces_only() -> None:
 
 def test_atomic_writes_leave_no_temporary_files(tmp_path: Path) -> None:
     path = tmp_path / "r" / "x.json"
-    store.write_atomic(path, b"one")
-    store.write_atomic(path, b"two")
+    files.write_atomic(path, b"one")
+    files.write_atomic(path, b"two")
     assert path.read_bytes() == b"two"
     assert [p.name for p in path.parent.iterdir()] == ["x.json"]
 

@@ -28,7 +28,6 @@ from gradtutor.records.files import MAX_NOTEBOOK_BYTES, read_beneath, write_atom
 from gradtutor.records.results import ExerciseResult, SubmissionResult, read_result
 from gradtutor.records.submissions import Cell, Submission, submission_secret, submitted_at
 
-__all__ = ["write_atomic"]  # re-exported: what the tests and older callers write with
 
 CSV_COLUMNS = ("student", "assignment", "exercise", "points", "max_points", "verdict",
                "misconception", "graded_by")
