@@ -28,7 +28,6 @@ from gradtutor.records.files import MAX_NOTEBOOK_BYTES, read_beneath, write_atom
 from gradtutor.records.results import ExerciseResult, SubmissionResult, read_result
 from gradtutor.records.submissions import Cell, Submission, submission_secret, submitted_at
 
-
 CSV_COLUMNS = ("student", "assignment", "exercise", "points", "max_points", "verdict",
                "misconception", "graded_by")
 
