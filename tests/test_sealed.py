@@ -58,7 +58,7 @@ def _copies(data: dict[str, Any]) -> list[dict]:
 def _earned(exercise_id: str, plain: dict) -> float:
     ex = registry.get(exercise_id)
     n = len(check_for(exercise_id).variants)
-    return scoring.judged(exercise_id, ex.points, [plain] * n)["points"]
+    return scoring.judged(exercise_id, ex.points, [plain] * n).points
 
 
 def test_the_constant_answers_are_the_ones_the_issue_counts() -> None:
