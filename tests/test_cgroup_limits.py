@@ -12,15 +12,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 from hostile import kit
 from hostile.corpus import FIRST_ONLY, Context, after_first_exercise, early
-from test_hostile import WORKERS, public_course, result_of
+from test_hostile import public_course, result_of, run
 
 from gradtutor.grading import cgroups
 
@@ -134,23 +131,6 @@ def hostile(ctx: Context) -> dict[str, object]:
     }
 
 
-def grade(course: Path, *extra: str) -> subprocess.Popen:
-    """`gradtutor grade` with this test's limits, as its own process (as test_hostile.grade)."""
-    code = ("import sys; from pathlib import Path\n"
-            "from gradtutor.grading.batch import grade_cli\nfrom autograder.sandbox.limits import Limits\n"
-            f"sys.exit(grade_cli(course_dir=Path({str(course)!r}), assignment=None, workers={WORKERS}, "
-            f"csv=None, force={'--force' in extra}, limits={LIMITS}))")
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-
-def run(course: Path, *extra: str) -> tuple[str, int]:
-    proc = grade(course, *extra)
-    _, err = proc.communicate(timeout=900)
-    assert proc.returncode == 0, err
-    return err, proc.pid
-
-
 @pytest.fixture(scope="module")
 def batch() -> dict:
     if isinstance(cgroups.find(), str) or os.geteuid() != 0:
@@ -161,11 +141,11 @@ def batch() -> dict:
     ctx = Context(released, kit.exercises_of(released), course.resolve(), HONEST[0])
     for student in HONEST:
         kit.submit(course, student, chapter, early(kit.answered(released, kit.solution), HONEST_WORK))
-    run(course)  # the honest class alone, on a quiet grader
+    run(course, limits=LIMITS)  # the honest class alone, on a quiet grader
     quiet = {s: result_of({"course": course, "chapter": chapter}, s).to_json() for s in HONEST}
     for student, nb in hostile(ctx).items():
         kit.submit(course, student, chapter, nb)
-    log, pid = run(course, "--force")
+    log, pid = run(course, "--force", limits=LIMITS)
     yield {"course": course, "chapter": chapter, "exercises": ctx.exercises, "quiet": quiet, "log": log,
            "pid": pid}
     shutil.rmtree(course.parent, ignore_errors=True)
