@@ -43,7 +43,7 @@ system-deps:
 
 test: system-deps $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/ruff check autograder gradtutor exercises tests bench hub
-	$(VENV)/bin/python -m pytest -q -ra --durations=15
+	$(VENV)/bin/python -m pytest -q -ra --durations=40
 
 # The edit-test loop: everything not marked slow, browser or hub (the import contract included).
 test-fast: $(STAMP) $(NODE_STAMP)

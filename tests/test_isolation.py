@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
@@ -168,11 +169,23 @@ def world_writable() -> list[str]:
     """Every world-writable folder of the host: on the root filesystem, and the usual mounts."""
     done = subprocess.run(["find", "/", "-xdev", "-type", "d", "-perm", "-0002"],
                           capture_output=True, text=True, timeout=600)
-    dirs = set(done.stdout.split())
+    # Other tests' temporary folders come and go while this runs: they are not a host channel.
+    dirs = {d for d in done.stdout.split() if not d.startswith(tempfile.gettempdir() + "/pytest-of-")}
     for d in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue"):
         if os.path.isdir(d) and os.stat(d).st_mode & 0o002:
             dirs.add(d)
     return sorted(dirs)
+
+
+def left_behind(dirs: list[str]) -> list[str]:
+    """The probe's files still in `dirs`; a folder that has gone since the scan holds none."""
+    left = []
+    for d in dirs:
+        try:
+            left += [os.path.join(d, n) for n in os.listdir(d) if n.startswith("gt-collude")]
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return left
 
 
 def _colluder(released: NotebookNode, role: str, dirs: list[str]) -> NotebookNode:
@@ -309,9 +322,7 @@ def test_a_submission_racing_its_reaper_is_ended(batch: dict) -> None:
 
 def test_nothing_they_wrote_outlives_them(batch: dict) -> None:
     """No file in any world-writable folder, no SysV segment, no POSIX shared memory."""
-    left = [os.path.join(d, n) for d in batch["dirs"] if os.path.isdir(d)
-            for n in os.listdir(d) if n.startswith("gt-collude")]
-    assert left == []
+    assert left_behind(batch["dirs"]) == []
     assert _sysv_segments() == batch["shm_before"]
     assert not subprocess.run(["ipcs", "-m"], capture_output=True, text=True).stdout.count("67740")
 
@@ -334,4 +345,4 @@ def test_each_channel_passes_between_two_plain_processes(tmp_path: Path) -> None
     found = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
     for got in found:
         assert got == dict.fromkeys(CHANNELS, True), got
-    assert not [n for d in dirs for n in os.listdir(d) if n.startswith("gt-collude")]
+    assert left_behind(dirs) == []
