@@ -405,7 +405,9 @@ def grade(root: Path, assignment: str) -> None:
     tool = ENVS["instructor"] / "bin" / "gradtutor"
     env = {**os.environ, "PATH": f"{ENVS['instructor']}/bin:{os.environ['PATH']}"}
     env.pop("PYTHONPATH", None)
-    sh(tool, "grade", course, "--assignment", assignment, cwd=course, env=env)
+    # the children run the students' interpreter: the staff's is readable by the staff only
+    students = ENVS["student"] / "bin" / "python"
+    sh(tool, "grade", course, "--assignment", assignment, "--student-python", students, cwd=course, env=env)
     # nbgrader's own feedback pages first (release_feedback hands out those, with their
     # timestamp.txt); `gradtutor feedback` puts its verdicts, misconceptions and hints on top
     sh(ENVS["instructor"] / "bin" / "nbgrader", "generate_feedback", assignment, "--force", cwd=course, env=env,
