@@ -672,3 +672,35 @@ def test_a_failing_gradcheck_is_not_a_bug_at_kinks_in_float32_and_for_a_straight
 
 def gradcheck_passes(fn, x: torch.Tensor) -> bool:
     return torch.autograd.gradcheck(fn, (x,), raise_exception=False)
+
+
+def test_autograd_sums_a_broadcast_gradient_to_the_inputs_shape_and_rejects_other_shapes():
+    """Chapter 9's AddBias: a custom backward that returns the bias's gradient with the batch
+    dimension still in is summed down to the bias's shape; a shape that does not broadcast
+    raises, naming the Function and the shape it expected."""
+
+    class AddBias(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, b):
+            return x + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    class AddBiasTransposed(AddBias):
+        @staticmethod
+        def backward(ctx, g):
+            return g, g.t()
+
+    g = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dtype=torch.float64)
+    x = torch.zeros(3, 2, dtype=torch.float64, requires_grad=True)
+    b = torch.zeros(2, dtype=torch.float64, requires_grad=True)
+    AddBias.apply(x, b).backward(g)
+    assert b.grad.tolist() == [9.0, 12.0]
+    with pytest.raises(RuntimeError, match=r"AddBiasTransposedBackward returned an invalid gradient at index 1 "
+                                           r"- got \[2, 3\] but expected shape compatible with \[2\]"):
+        AddBiasTransposed.apply(x, b).backward(g)
+    text = lesson("ch09_extending")
+    assert "autograd sums the gradient down to the input's shape before it goes on" in text
+    assert "Below you can find code for a `Linear` function, with additional comments" in text
