@@ -14,6 +14,9 @@ _GATE = ('class Gate(torch.autograd.Function):\n    @staticmethod\n    def forwa
          '    def backward(ctx, g):\n        x, y = ctx.saved_tensors\n        s = torch.sigmoid(y)\n'
          '        gx = g * s if ctx.needs_input_grad[0] else None\n'
          '        gy = {gy} if ctx.needs_input_grad[1] else None\n        return {ret}\n')
+_LIN = ('class Linear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, W, b):\n'
+        '        ctx.save_for_backward(x, W)\n        return x @ W.T + b\n\n    @staticmethod\n'
+        '    def backward(ctx, g):\n        x, W = ctx.saved_tensors\n{body}        return {ret}\n')
 _STE = ('class ClampSTE(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, lo, hi):\n'
         '        ctx.save_for_backward(x)\n        ctx.lo, ctx.hi = lo, hi\n        return x.clamp(lo, hi)\n\n'
         '    @staticmethod\n    def backward(ctx, grad):\n        (x,) = ctx.saved_tensors\n        return {ret}\n')
@@ -48,6 +51,19 @@ ANSWERS = [
     ("gated_function", _GATE.format(gy="g * x * s * (1 - s)", ret="gy, gx"), ("wrong", "gradients in the wrong order", ("custom_grad_order",))),
     ("gated_function", _GATE.format(gy="g * x * s", ret="gx, gy"), ("wrong", "sigmoid' taken as sigmoid", ("sigmoid_derivative",))),
     ("gated_function", _GATE.format(gy="g * x * (1 - s)", ret="gx, gy"), ("wrong", "sigmoid' taken as 1 - sigmoid", ("sigmoid_derivative",))),
+    # linear_function (issue #26; labels written before the first replay)
+    ("linear_function", _LIN.format(body="", ret="g.mm(W), g.t().mm(x), g.sum(0)"), R),
+    ("linear_function", _LIN.format(body="        gb = g.sum(dim=0) if ctx.needs_input_grad[2] else None\n",
+                                    ret="g @ W, g.T @ x, gb"), R),
+    ("linear_function", _LIN.format(body="", ret="g @ W, g.T @ x, g"), R),  # autograd sums the bias's rows
+    ("linear_function", _LIN.format(body="", ret="g @ W, g.T @ x, g.mean(0)"),
+     ("wrong", "the bias's gradient averaged over the batch", ("broadcast_sums",))),
+    ("linear_function", _LIN.format(body="        n = x.shape[0]\n", ret="g @ W, g.T @ x / n, g.sum(0) / n"),
+     ("wrong", "the weight's and bias's gradients divided by the batch size", ("mean_scales",))),
+    ("linear_function", _LIN.format(body="        x, W = x.detach(), W.detach()\n", ret="g @ W, g.T @ x, g.sum(0)"),
+     ("wrong", "backward from detached tensors: not differentiable", ("backward_not_differentiable",))),
+    ("linear_function", _LIN.format(body="", ret="g @ W, x.T @ g, g.sum(0)"),
+     ("wrong", "the weight's gradient transposed: shape (I, O), not (O, I)", ("matmul_transpose",))),
     # ste_clamp_function
     ("ste_clamp_function", _STE.format(ret="grad, None, None"), R),
     ("ste_clamp_function", _STE.format(ret="grad.clone(), None, None"), R),
