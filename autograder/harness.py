@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+import torch.autograd.forward_ad as fwAD
 from torch.autograd import gradcheck, gradgradcheck
 
 F64 = torch.float64
@@ -59,6 +60,28 @@ def function_report(apply: Callable[..., Any], inputs: Sequence[torch.Tensor], s
     row["gradcheck"] = _passes(gradcheck, apply, _fresh(inputs))
     if second:
         row["gradgradcheck"] = _passes(gradgradcheck, apply, _fresh(inputs))
+    return {"report": row}
+
+
+def _forward_mode_check(apply: Callable[..., Any], inputs: tuple, *, raise_exception: bool) -> bool:
+    # forward mode only: the exercise asks for forward and jvp, not for a backward
+    return gradcheck(apply, inputs, raise_exception=raise_exception, check_forward_ad=True,
+                     check_backward_ad=False, check_undefined_grad=False, check_batched_grad=False)
+
+
+def jvp_report(apply: Callable[..., Any], inputs: Sequence[torch.Tensor], tangents: Sequence[torch.Tensor]) -> Any:
+    """Run ``apply`` (a Function's ``.apply``) in forward mode: each fresh float64 input is a dual
+    tensor carrying its tangent. Returns one table row: the value, the output's tangent (the
+    Jacobian-vector product J·v) and whether ``gradcheck``'s forward-mode check passes."""
+    xs = [torch.as_tensor(t, dtype=F64).detach().clone() for t in inputs]
+    vs = [torch.as_tensor(t, dtype=F64).detach().clone() for t in tangents]
+    with fwAD.dual_level():
+        out = apply(*(fwAD.make_dual(x, v) for x, v in zip(xs, vs, strict=True)))
+        if out is Ellipsis:  # the starter function, unchanged: "not answered"
+            return Ellipsis
+        primal, tangent = fwAD.unpack_dual(out)
+    row = {"value": primal.detach(), "tangent": tangent,
+           "gradcheck": _passes(_forward_mode_check, apply, _fresh(inputs))}
     return {"report": row}
 
 

@@ -704,3 +704,48 @@ def test_autograd_sums_a_broadcast_gradient_to_the_inputs_shape_and_rejects_othe
     text = lesson("ch09_extending")
     assert "autograd sums the gradient down to the input's shape before it goes on" in text
     assert "Below you can find code for a `Linear` function, with additional comments" in text
+
+
+def test_a_function_without_jvp_refuses_forward_mode_and_save_for_forward_feeds_jvp():
+    """Chapter 9 §5: Cube (backward only) raises under forward mode; CubeFwd's jvp reads what
+    save_for_forward saved; what save_for_backward saved is not there for jvp."""
+    import torch.autograd.forward_ad as fwAD
+
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x**2
+
+    class CubeFwd(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x)
+            return x**3
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            (x,) = ctx.saved_tensors
+            return 3 * x**2 * x_t
+
+    class CubeSavedForBackward(Cube):
+        jvp = CubeFwd.jvp
+
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+    ones = torch.ones(3, dtype=torch.float64)
+    with fwAD.dual_level():
+        with pytest.raises(NotImplementedError, match="must implement the jvp function"):
+            Cube.apply(fwAD.make_dual(x, ones))
+        assert fwAD.unpack_dual(CubeFwd.apply(fwAD.make_dual(x, ones))).tangent.tolist() == [0.75, 3.0, 12.0]
+        with pytest.raises(ValueError, match="not enough values to unpack"):
+            CubeSavedForBackward.apply(fwAD.make_dual(x, ones))
+    text = lesson("ch09_extending")
+    assert ("It will be given as many Tensor arguments as there were inputs, with each of them "
+            "representing gradient w.r.t. that input.") in text
+    assert "Save given tensors for a future call to jvp()" in text
+    assert "Save given tensors for a future call to :func:`~Function.jvp`." in torch.autograd.function.FunctionCtx.save_for_forward.__doc__

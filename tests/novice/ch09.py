@@ -17,6 +17,10 @@ _GATE = ('class Gate(torch.autograd.Function):\n    @staticmethod\n    def forwa
 _LIN = ('class Linear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, W, b):\n'
         '        ctx.save_for_backward(x, W)\n        return x @ W.T + b\n\n    @staticmethod\n'
         '    def backward(ctx, g):\n        x, W = ctx.saved_tensors\n{body}        return {ret}\n')
+_GJVP = ('class GateFwd(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, y):\n'
+         '        ctx.{save}(x, y)\n        return x * torch.sigmoid(y)\n\n    @staticmethod\n'
+         '    def jvp(ctx, x_t, y_t):\n        x, y = ctx.saved_tensors\n        s = torch.sigmoid(y)\n'
+         '        return {ret}\n')
 _STE = ('class ClampSTE(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, lo, hi):\n'
         '        ctx.save_for_backward(x)\n        ctx.lo, ctx.hi = lo, hi\n        return x.clamp(lo, hi)\n\n'
         '    @staticmethod\n    def backward(ctx, grad):\n        (x,) = ctx.saved_tensors\n        return {ret}\n')
@@ -64,6 +68,17 @@ ANSWERS = [
      ("wrong", "backward from detached tensors: not differentiable", ("backward_not_differentiable",))),
     ("linear_function", _LIN.format(body="", ret="g @ W, x.T @ g, g.sum(0)"),
      ("wrong", "the weight's gradient transposed: shape (I, O), not (O, I)", ("matmul_transpose",))),
+    # gate_jvp (issue #26; labels written before the first replay)
+    ("gate_jvp", _GJVP.format(save="save_for_forward", ret="x_t * s + x * s * (1 - s) * y_t"), R),
+    ("gate_jvp", _GJVP.format(save="save_for_forward", ret="s * x_t + x * torch.sigmoid(y) * torch.sigmoid(-y) * y_t"), R),
+    ("gate_jvp", _GJVP.format(save="save_for_forward", ret="x_t * s"),
+     ("wrong", "only x's tangent: y's contribution left out", ("jvp_sums_inputs",))),
+    ("gate_jvp", _GJVP.format(save="save_for_forward", ret="x * s * (1 - s) * y_t"),
+     ("wrong", "only y's tangent: x's contribution left out", ("jvp_sums_inputs",))),
+    ("gate_jvp", _GJVP.format(save="save_for_forward", ret="x_t * s + x * s * y_t"),
+     ("wrong", "sigmoid' taken as sigmoid", ("sigmoid_derivative",))),
+    ("gate_jvp", _GJVP.format(save="save_for_backward", ret="x_t * s + x * s * (1 - s) * y_t"),
+     ("wrong", "saved with save_for_backward: jvp finds nothing in saved_tensors", ())),
     # ste_clamp_function
     ("ste_clamp_function", _STE.format(ret="grad, None, None"), R),
     ("ste_clamp_function", _STE.format(ret="grad.clone(), None, None"), R),
