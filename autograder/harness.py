@@ -69,7 +69,8 @@ def _forward_mode_check(apply: Callable[..., Any], inputs: tuple, *, raise_excep
                      check_backward_ad=False, check_undefined_grad=False, check_batched_grad=False)
 
 
-def jvp_report(apply: Callable[..., Any], inputs: Sequence[torch.Tensor], tangents: Sequence[torch.Tensor]) -> Any:
+def jvp_report(apply: Callable[..., Any], inputs: Sequence[torch.Tensor],
+               tangents: Sequence[torch.Tensor]) -> Any:
     """Run ``apply`` (a Function's ``.apply``) in forward mode: each fresh float64 input is a dual
     tensor carrying its tangent. Returns one table row: the value, the output's tangent (the
     Jacobian-vector product J·v) and whether ``gradcheck``'s forward-mode check passes."""

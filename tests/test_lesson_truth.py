@@ -748,4 +748,5 @@ def test_a_function_without_jvp_refuses_forward_mode_and_save_for_forward_feeds_
     assert ("It will be given as many Tensor arguments as there were inputs, with each of them "
             "representing gradient w.r.t. that input.") in text
     assert "Save given tensors for a future call to jvp()" in text
-    assert "Save given tensors for a future call to :func:`~Function.jvp`." in torch.autograd.function.FunctionCtx.save_for_forward.__doc__
+    docstring = torch.autograd.function.FunctionCtx.save_for_forward.__doc__
+    assert "Save given tensors for a future call to :func:`~Function.jvp`." in docstring
