@@ -86,6 +86,28 @@ def jvp_report(apply: Callable[..., Any], inputs: Sequence[torch.Tensor],
     return {"report": row}
 
 
+def inplace_report(apply: Callable[..., Any], inputs: Sequence[torch.Tensor], seed: torch.Tensor) -> Any:
+    """Run ``apply`` (a Function's ``.apply`` that should change its first input in place) on
+    non-leaf copies of fresh float64 leaves (torch refuses in-place changes of a leaf that
+    requires grad). Returns one table row: the value; the gradient of ``(seed * out).sum()``
+    reached through the returned tensor and through the changed input tensor itself; whether
+    the input's values changed and whether the output is that very tensor; and whether
+    ``gradcheck`` passes (run on copies, so each call starts from the same values)."""
+    leaves = _fresh(inputs)
+    work = [t.clone() for t in leaves]
+    before = work[0].detach().clone()
+    out = apply(*work)
+    if out is Ellipsis:  # the starter function, unchanged: "not answered"
+        return Ellipsis
+    seed = torch.as_tensor(seed, dtype=F64)
+    (through_out,) = torch.autograd.grad(out, leaves[0], seed, retain_graph=True, allow_unused=True)
+    (through_input,) = torch.autograd.grad(work[0], leaves[0], seed, allow_unused=True)
+    row = {"value": out.detach(), "grad": through_out, "grad_via_input": through_input,
+           "input_changed": not torch.equal(work[0].detach(), before), "same_tensor": out is work[0],
+           "gradcheck": _passes(gradcheck, lambda *ts: apply(*(u.clone() for u in ts)), _fresh(inputs))}
+    return {"report": row}
+
+
 def clip_run(attach: Callable[..., Any], w_values: list, x_values: list, c: float) -> Any:
     """Loss Σ (w·x)², backward with the student's hook, remove it by its handle, backward again."""
     w = torch.tensor(w_values, dtype=F64, requires_grad=True)

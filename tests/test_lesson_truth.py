@@ -750,3 +750,34 @@ def test_a_function_without_jvp_refuses_forward_mode_and_save_for_forward_feeds_
     assert "Save given tensors for a future call to jvp()" in text
     docstring = torch.autograd.function.FunctionCtx.save_for_forward.__doc__
     assert "Save given tensors for a future call to :func:`~Function.jvp`." in docstring
+
+
+@pytest.mark.parametrize("mark", [True, False])
+def test_mark_dirty_makes_the_changed_input_the_output_without_it_the_input_keeps_its_history(mark):
+    """Chapter 9's Double_: with ctx.mark_dirty the returned tensor is the input itself, its
+    grad_fn the Function's node; without it the input holds the new values but keeps its clone
+    history, and a gradient through it skips the doubling."""
+
+    class Double_(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            if mark:
+                ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            return 2 * grad_out
+
+    w = torch.tensor([1.0, -3.0], dtype=torch.float64, requires_grad=True)
+    c = w.clone()
+    out = Double_.apply(c)
+    (through_c,) = torch.autograd.grad(c.sum(), w)
+    assert c.tolist() == [2.0, -6.0]
+    assert (out is c) is mark
+    assert type(c.grad_fn).__name__ == ("Double_Backward" if mark else "CloneBackward0")
+    assert through_c.tolist() == ([2.0, 2.0] if mark else [1.0, 1.0])
+    text = lesson("ch09_extending")
+    assert "mark_dirty() must be used to mark any input that is modified inplace by the forward function." in text
+    assert "to ensure correctness of our checks" in " ".join(torch.autograd.function.FunctionCtx.mark_dirty.__doc__.split())

@@ -143,6 +143,7 @@ CATALOGUE: dict[str, str] = {
     "derivative_order_off": "One derivative order off: a derivative one order too high or too low",
     # chapter 9 additions (issue #26)
     "jvp_sums_inputs": "A JVP adds up the contributions of every input's tangent",
+    "mark_dirty": "A Function that changes an input in place must declare it with ctx.mark_dirty",
 }
 
 

@@ -21,6 +21,9 @@ _GJVP = ('class GateFwd(torch.autograd.Function):\n    @staticmethod\n    def fo
          '        ctx.{save}(x, y)\n        return x * torch.sigmoid(y)\n\n    @staticmethod\n'
          '    def jvp(ctx, x_t, y_t):\n        x, y = ctx.saved_tensors\n        s = torch.sigmoid(y)\n'
          '        return {ret}\n')
+_LEAKY = ('class LeakyReLUInplace(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, a):\n'
+          '{fwd}        ctx.a = a\n        return {out}\n\n    @staticmethod\n'
+          '    def backward(ctx, g):\n        (y,) = ctx.saved_tensors\n        return {ret}, None\n')
 _STE = ('class ClampSTE(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, lo, hi):\n'
         '        ctx.save_for_backward(x)\n        ctx.lo, ctx.hi = lo, hi\n        return x.clamp(lo, hi)\n\n'
         '    @staticmethod\n    def backward(ctx, grad):\n        (x,) = ctx.saved_tensors\n        return {ret}\n')
@@ -79,6 +82,25 @@ ANSWERS = [
      ("wrong", "sigmoid' taken as sigmoid", ("sigmoid_derivative",))),
     ("gate_jvp", _GJVP.format(save="save_for_backward", ret="x_t * s + x * s * (1 - s) * y_t"),
      ("wrong", "saved with save_for_backward: jvp finds nothing in saved_tensors", ())),
+    # leaky_relu_inplace (issue #26; labels written before the first replay)
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        x.mul_(torch.where(x > 0, 1.0, a))\n        ctx.mark_dirty(x)\n"
+                                         "        ctx.save_for_backward(x)\n", out="x",
+                                         ret="g * torch.where(y > 0, 1.0, ctx.a)"), R),
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        ctx.mark_dirty(x)\n        x[x < 0] *= a\n"
+                                         "        ctx.save_for_backward(x)\n", out="x",
+                                         ret="torch.where(y > 0, g, g * ctx.a)"), R),
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        x.mul_(torch.where(x > 0, 1.0, a))\n        ctx.save_for_backward(x)\n",
+                                         out="x", ret="g * torch.where(y > 0, 1.0, ctx.a)"),
+     ("wrong", "changed in place without mark_dirty", ("mark_dirty",))),
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        y = torch.where(x > 0, x, a * x)\n        ctx.save_for_backward(y)\n",
+                                         out="y", ret="g * torch.where(y > 0, 1.0, ctx.a)"),
+     ("wrong", "out of place: x is not overwritten", ("prompt_requirement",))),
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        x.mul_(torch.where(x > 0, 1.0, a))\n        ctx.mark_dirty(x)\n"
+                                         "        ctx.save_for_backward(x)\n", out="x", ret="g * (y > 0)"),
+     ("wrong", "relu's slope 0 where x <= 0, not a", ("local_derivative",))),
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        x.mul_(torch.where(x > 0, 1.0, a))\n        ctx.mark_dirty(x)\n"
+                                         "        ctx.save_for_backward(x)\n", out="x", ret="g * y"),
+     ("wrong", "backward multiplies by the output, not the slope", ("local_derivative",))),
     # ste_clamp_function
     ("ste_clamp_function", _STE.format(ret="grad, None, None"), R),
     ("ste_clamp_function", _STE.format(ret="grad.clone(), None, None"), R),
