@@ -779,5 +779,7 @@ def test_mark_dirty_makes_the_changed_input_the_output_without_it_the_input_keep
     assert type(c.grad_fn).__name__ == ("Double_Backward" if mark else "CloneBackward0")
     assert through_c.tolist() == ([2.0, 2.0] if mark else [1.0, 1.0])
     text = lesson("ch09_extending")
-    assert "mark_dirty() must be used to mark any input that is modified inplace by the forward function." in text
-    assert "to ensure correctness of our checks" in " ".join(torch.autograd.function.FunctionCtx.mark_dirty.__doc__.split())
+    assert "mark_dirty() must be used to mark any input that is modified inplace by the forward function." \
+        in text
+    docstring = " ".join(torch.autograd.function.FunctionCtx.mark_dirty.__doc__.split())
+    assert "to ensure correctness of our checks" in docstring
