@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+import torch.autograd.forward_ad as fwAD
 from torch.autograd import gradcheck, gradgradcheck
 
 F64 = torch.float64
@@ -59,6 +60,51 @@ def function_report(apply: Callable[..., Any], inputs: Sequence[torch.Tensor], s
     row["gradcheck"] = _passes(gradcheck, apply, _fresh(inputs))
     if second:
         row["gradgradcheck"] = _passes(gradgradcheck, apply, _fresh(inputs))
+    return {"report": row}
+
+
+def _forward_mode_check(apply: Callable[..., Any], inputs: tuple, *, raise_exception: bool) -> bool:
+    # forward mode only: the exercise asks for forward and jvp, not for a backward
+    return gradcheck(apply, inputs, raise_exception=raise_exception, check_forward_ad=True,
+                     check_backward_ad=False, check_undefined_grad=False, check_batched_grad=False)
+
+
+def jvp_report(apply: Callable[..., Any], inputs: Sequence[torch.Tensor],
+               tangents: Sequence[torch.Tensor]) -> Any:
+    """Run ``apply`` (a Function's ``.apply``) in forward mode: each fresh float64 input is a dual
+    tensor carrying its tangent. Returns one table row: the value, the output's tangent (the
+    Jacobian-vector product J·v) and whether ``gradcheck``'s forward-mode check passes."""
+    xs = [torch.as_tensor(t, dtype=F64).detach().clone() for t in inputs]
+    vs = [torch.as_tensor(t, dtype=F64).detach().clone() for t in tangents]
+    with fwAD.dual_level():
+        out = apply(*(fwAD.make_dual(x, v) for x, v in zip(xs, vs, strict=True)))
+        if out is Ellipsis:  # the starter function, unchanged: "not answered"
+            return Ellipsis
+        primal, tangent = fwAD.unpack_dual(out)
+    row = {"value": primal.detach(), "tangent": tangent,
+           "gradcheck": _passes(_forward_mode_check, apply, _fresh(inputs))}
+    return {"report": row}
+
+
+def inplace_report(apply: Callable[..., Any], inputs: Sequence[torch.Tensor], seed: torch.Tensor) -> Any:
+    """Run ``apply`` (a Function's ``.apply`` that should change its first input in place) on
+    non-leaf copies of fresh float64 leaves (torch refuses in-place changes of a leaf that
+    requires grad). Returns one table row: the value; the gradient of ``(seed * out).sum()``
+    reached through the returned tensor and through the changed input tensor itself; whether
+    the input's values changed and whether the output is that very tensor; and whether
+    ``gradcheck`` passes (run on copies, so each call starts from the same values)."""
+    leaves = _fresh(inputs)
+    work = [t.clone() for t in leaves]
+    before = work[0].detach().clone()
+    out = apply(*work)
+    if out is Ellipsis:  # the starter function, unchanged: "not answered"
+        return Ellipsis
+    seed = torch.as_tensor(seed, dtype=F64)
+    (through_out,) = torch.autograd.grad(out, leaves[0], seed, retain_graph=True, allow_unused=True)
+    (through_input,) = torch.autograd.grad(work[0], leaves[0], seed, allow_unused=True)
+    row = {"value": out.detach(), "grad": through_out, "grad_via_input": through_input,
+           "input_changed": not torch.equal(work[0].detach(), before), "same_tensor": out is work[0],
+           "gradcheck": _passes(gradcheck, lambda *ts: apply(*(u.clone() for u in ts)), _fresh(inputs))}
     return {"report": row}
 
 
@@ -391,10 +437,8 @@ def loop_report(train: Callable[..., Any], seed: int) -> Any:
 
     ``final``: the objective and its gradient (three projections) at the parameters a full run
     returns, measured with torch. Then one behaviour per planted bug, each True when the loop
-    behaves as a right loop must: ``zero_grad`` (two steps are one step twice), ``frozen_layer``
-    (W2 and b2 move), ``non_leaf`` (b1 moves), ``where_nan`` (finite from a pruned unit),
-    ``accumulation`` (4 micro-batches step as one batch), ``logged_graph`` (the history holds no
-    graph), ``data_in_penalty`` (the penalty changes the step).
+    behaves as a right loop must (this docstring is on the student side: the checks are named
+    in the feedback after an attempt, not here).
     """
     cfg = LOOP
     X, y = moons(cfg["n"], seed)

@@ -580,3 +580,33 @@ def test_mul_saves_both_operands_relu_and_sigmoid_their_output_log_and_add_as_st
     assert torch.equal(s.grad_fn._saved_result, s)
     added = t + t
     assert not [a for a in dir(added.grad_fn) if a.startswith("_saved_") and a != "_saved_alpha"]
+
+
+# ---------------------------------------------------------------- inputs of different shapes (issue #26)
+
+LINEAR = """class Linear(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, W, b):
+        ctx.save_for_backward(x, W)
+        return x.mm(W.t()) + b
+
+    @staticmethod
+    def backward(ctx, g):
+        x, W = ctx.saved_tensors
+        return g.mm(W), {grad_W}, {grad_b}
+"""
+
+
+def test_linear_function_unsummed_bias_gradient_is_summed_by_autograd_and_passes():
+    fb = _grade("linear_function", LINEAR.format(grad_W="g.t().mm(x)", grad_b="g"))
+    assert fb.verdict == "correct" and fb.score == 1.0, str(fb)
+
+
+def test_linear_function_transposed_weight_gradient_is_not_accepted():
+    fb = _grade("linear_function", LINEAR.format(grad_W="x.t().mm(g)", grad_b="g.sum(0)"))
+    assert fb.verdict != "correct" and fb.score < 1.0, str(fb)
+
+
+def test_linear_function_bias_mean_is_named():
+    fb = _grade("linear_function", LINEAR.format(grad_W="g.t().mm(x)", grad_b="g.mean(0)"))
+    assert fb.verdict != "correct" and fb.misconception == "broadcast_sums", str(fb)

@@ -36,7 +36,21 @@ and prove nothing, so they never count alone):
 
 An answer equal to one of the exercise's own parameters is shown by design (``y = z`` seeded
 with ``z``) and is not scanned. ``Bool`` answers (one bit) are not scanned. Prose that gives an
-answer away in words cannot be caught this way; those giveaways were removed by hand.
+answer away in words cannot be caught this way in general; two of its classes are caught in the
+source notebooks (no kernel needed, issue #26):
+
+* **an outcome named in the lead-in**: an answer that holds NaN or an infinity, where no listed
+  wrong answer does (the prediction is "finite or not"), is not named by that word (``NaN``,
+  ``inf``, ``infinite``) in the exercise's title or in the prose since the previous exercise.
+  The prompt itself may say how to write one (``float("nan")``), which names no outcome.
+* **a checklist named before the attempt**: a ``Table`` answer with three or more ``Bool``
+  columns, each the only one a listed wrong answer turns ``False``, is a list of the bugs the
+  grader looks for. Those column names are the feedback after an attempt; no cell before the
+  answer cell names them (an attribute or call of the same name, ``optimizer.zero_grad()``,
+  is another thing).
+
+What the prose says about a mechanism right before the exercise that asks for it (chapter 10's
+"it never clears a leaf's .grad" before 10.4) is still read by hand.
 """
 
 from __future__ import annotations
@@ -416,3 +430,126 @@ def test_no_exercise_answer_is_shown_before_its_answer_cell(chapter):
     found = {eid: giveaways(nb, eid) for eid in chapter.exercise_ids()}
     found = {eid: where for eid, where in found.items() if where}
     assert not found, "\n".join(f"{eid}: {w}" for eid, where in found.items() for w in where)
+
+
+# ---------------------------------------------------------------- giveaways in words (issue #26)
+
+_OUTCOME_WORDS = {"nan": r"\bNaNs?\b", "inf": r"\binf\b|\binfinit(?:e|y|ies)\b"}
+
+
+def _flat_answer(value: Any) -> list[float]:
+    if isinstance(value, dict):
+        return [v for inner in value.values() for v in _flat_answer(inner)]
+    if isinstance(value, str) or value is None or isinstance(value, type):
+        return []
+    try:
+        return _flat(value)
+    except (TypeError, ValueError):
+        return []
+
+
+def _outcomes(values: list[float]) -> set[str]:
+    return ({"nan"} if any(math.isnan(v) for v in values) else set()) | \
+        ({"inf"} if any(math.isinf(v) for v in values) else set())
+
+
+def distinguishing_outcomes(eid: str) -> set[str]:
+    """NaN or inf in the answer at the shown values that no listed wrong answer holds."""
+    ex = registry.get(eid)
+    answer = _outcomes(_flat_answer(ex.kind.of(ex.reference(**ex.params))))
+    for wrong in ex.wrong if answer else ():
+        answer -= _outcomes(_flat_answer(ex.kind.of(wrong.value(**ex.params))))
+    return answer
+
+
+def lead_in(nb: nbformat.NotebookNode, eid: str) -> list[str]:
+    """The exercise's heading line and the Markdown since the previous exercise's cells."""
+    start = next(i for i, c in enumerate(nb.cells) if grade_id(c) == f"{eid}-prompt")
+    texts = [nb.cells[start].source.splitlines()[0]]
+    for cell in reversed(nb.cells[:start]):
+        if "nbgrader" in cell.metadata:
+            break
+        if cell.cell_type == "markdown":
+            texts.append(cell.source)
+    return texts
+
+
+def outcome_named(nb: nbformat.NotebookNode, eid: str) -> list[str]:
+    found = []
+    for outcome in sorted(distinguishing_outcomes(eid)):
+        for text in lead_in(nb, eid):
+            found += [f"{eid}: the lead-in names the answer's {word!r} ({text[:60]!r})"
+                      for word in re.findall(_OUTCOME_WORDS[outcome], text, re.I)]
+    return found
+
+
+def checklist(eid: str) -> list[str]:
+    """The Bool columns of a Table answer that each listed wrong answer fails alone, when there
+    are three or more: the names of the bugs the grader checks for."""
+    ex = registry.get(eid)
+    if not isinstance(ex.kind, Table):
+        return []
+    flags = [col for col, kind in ex.kind.columns if isinstance(kind, Bool)]
+    if len(flags) < 3:
+        return []
+    right = ex.kind.of(ex.reference(**ex.params))
+    named = set()
+    for wrong in ex.wrong:
+        value = ex.kind.of(wrong.value(**ex.params))
+        failing = {col for row in ex.kind.rows for col in flags
+                   if value[row][col] is False and right[row][col] is True}
+        if len(failing) == 1:
+            named |= failing
+    return sorted(named) if len(named) >= 3 else []
+
+
+def _names_check(source: str, name: str) -> bool:
+    # an identifier with an underscore is a name wherever it stands; a plain word
+    # ("accumulation") only as code, in backticks
+    pattern = rf"(?<![\w.]){re.escape(name)}(?![\w(])" if "_" in name else rf"`{re.escape(name)}`"
+    return re.search(pattern, source) is not None
+
+
+def checklist_named(nb: nbformat.NotebookNode, eid: str) -> list[str]:
+    names = checklist(eid)
+    stop = answer_index(nb, eid)
+    return [f"{eid}: cell {i} names the check {name!r} before an attempt"
+            for i, cell in enumerate(nb.cells[:stop]) for name in names if _names_check(cell.source, name)]
+
+
+def test_outcome_scan_finds_nan_in_a_heading_or_lead_in_but_not_a_formatting_line():
+    eid = "group_lasso_nan"
+    assert distinguishing_outcomes(eid) == {"nan"}
+
+    def prompt(title: str, body: str = "Predict first.") -> nbformat.NotebookNode:
+        return nbformat.v4.new_markdown_cell(f"### Exercise 10.8 · {title} (1 point)\n\n{body}",
+                                             metadata={"nbgrader": {"grade_id": f"{eid}-prompt"}})
+    lead = nbformat.v4.new_markdown_cell("The norm has a kink: a good place for a NaN to hide.")
+    assert outcome_named(_notebook(lead, prompt("A guarded square root"), _answer_cell(eid)), eid)
+    assert outcome_named(_notebook(prompt("A torch.where that NaNs"), _answer_cell(eid)), eid)
+    quiet = prompt("A guarded square root", 'Write `float("nan")` where autograd gives NaN.')
+    earlier = nbformat.v4.new_markdown_cell("NaN before the previous exercise.")
+    previous = nbformat.v4.new_code_cell("...", metadata={"nbgrader": {"grade_id": "safe_group_lasso"}})
+    assert outcome_named(_notebook(earlier, previous, quiet, _answer_cell(eid)), eid) == []
+
+
+def test_checklist_scan_finds_the_bug_names_before_the_answer_cell_only():
+    eid = "fix_training_loop"
+    names = checklist(eid)
+    assert len(names) >= 3 and "zero_grad" in names and "data_in_penalty" in names
+    assert checklist("safe_group_lasso") == []  # one gradcheck column is a measurement, not a list
+    listed = nbformat.v4.new_markdown_cell("Each check (`zero_grad`, `non_leaf`) names a bug.")
+    assert checklist_named(_notebook(listed, _answer_cell(eid)), eid)
+    assert checklist_named(_notebook(nbformat.v4.new_markdown_cell("(`accumulation`)"), _answer_cell(eid)), eid)
+    call = nbformat.v4.new_code_cell("optimizer.zero_grad()\nx.data_in_penalty = 1\n# gradient accumulation")
+    after = nbformat.v4.new_markdown_cell("`zero_grad` was a bug.")
+    assert checklist_named(_notebook(call, _answer_cell(eid), after), eid) == []
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.slug for c in CHAPTERS])
+def test_no_lead_in_names_the_outcome_and_no_checklist_is_named_before_an_attempt(chapter):
+    from gradtutor.authoring.build import source_notebook
+
+    nb = source_notebook(chapter)
+    found = [w for eid in chapter.exercise_ids() for w in outcome_named(nb, eid) + checklist_named(nb, eid)]
+    assert not found, "\n".join(found)

@@ -477,3 +477,309 @@ def test_second_derivative_through_x_grad_needs_the_first_derivative_kept():
     assert x.grad.item() == 12.0
     hint = registry.get("second_derivative_cube").wrong[0].hint
     assert "g = x.grad" in hint and "between the two backward calls" not in hint
+
+
+# --- the read of chapters 9 and 10 against torch 2.13 (issue #26) ------------------------------
+
+def _moons_mlp_step(lam: float, *, proximal: bool, steps: int = 200, lr: float = 0.5) -> list[float]:
+    """Full-batch steps on chapter 10's two moons with the group-lasso penalty on W1's columns,
+    either as a plain gradient term or as a proximal step (block soft-thresholding) after each
+    step on the loss; returns the smallest column norm seen after each step."""
+    from autograder.harness import MLP_NAMES, mlp_init, moons
+
+    X, y = moons(200, 0)
+    p = {k: v.clone().requires_grad_() for k, v in mlp_init(0, 2, 16, 2).items()}
+    smallest = []
+    for _ in range(steps):
+        W1, b1, W2, b2 = (p[k] for k in MLP_NAMES)
+        objective = F.cross_entropy((X @ W1 + b1).relu() @ W2 + b2, y)
+        if not proximal:
+            objective = objective + lam * torch.linalg.vector_norm(W1, dim=0).sum()
+        grads = torch.autograd.grad(objective, list(p.values()))
+        with torch.no_grad():
+            for t, g in zip(p.values(), grads, strict=True):
+                t -= lr * g
+            if proximal:  # shrink each column's norm by lr·λ, to exactly 0 below that
+                norms = torch.linalg.vector_norm(p["W1"], dim=0)
+                p["W1"] *= (1 - lr * lam / norms.clamp(min=1e-300)).clamp(min=0)
+        smallest.append(torch.linalg.vector_norm(p["W1"], dim=0).min().item())
+    return smallest
+
+
+@pytest.mark.parametrize("lam", [0.05, 0.5, 2.0])
+def test_plain_gradient_steps_never_zero_a_column_a_proximal_step_does(lam):
+    """Chapter 10 said the penalty "pushes the weights into a hidden unit to exactly zero as a
+    group": with plain gradient steps no column reaches 0 in 200 steps, even at λ = 2, where
+    the proximal step zeroes columns."""
+    plain = _moons_mlp_step(lam, proximal=False)
+    assert min(plain) > 0.0
+    assert min(plain) < 0.05  # close to zero, though: the pull is real
+    assert min(_moons_mlp_step(lam, proximal=True)) == 0.0
+
+
+def test_chapter_10_no_longer_says_the_penalty_reaches_exactly_zero():
+    text = lesson("ch10_capstone")
+    assert "to exactly zero as a group" not in text
+    assert "plain gradient steps overshoot and hover near zero without reaching it exactly" in text
+    assert "*proximal* step" in text
+    assert "to exactly zero" not in " ".join(registry.get("group_lasso_nan").prompt.split())
+
+
+def test_the_planted_loop_falls_then_climbs_and_warns():
+    """Chapter 10 said "None of them raises an error: the loop runs, and the loss even goes
+    down". With the seven bugs in, the logged loss falls for a few steps, climbs above its start
+    by the last step, and reading the non-leaf b1's .grad prints a UserWarning."""
+    from autograder.harness import LOOP, loop_init, moons
+    from exercises.ch10_capstone._common import BUGS, planted_loop
+
+    X, y = moons(LOOP["n"], 0)
+    with pytest.warns(UserWarning, match="not a leaf Tensor"):
+        _, history = planted_loop(BUGS)(X, y, loop_init(0, LOOP["h"], None), LOOP["steps"],
+                                        LOOP["lr"], LOOP["accum"], LOOP["lam"])
+    losses = [float(torch.as_tensor(v).detach()) for v in history]
+    lowest = losses.index(min(losses))
+    assert 2 <= lowest <= 5
+    assert all(a > b for a, b in zip(losses[:lowest], losses[1 : lowest + 1], strict=True))
+    assert losses[-1] > losses[0]
+    text = lesson("ch10_capstone")
+    assert "the loss even goes down" not in text
+    assert "falls for a few steps, then climbs above where it started" in text
+    assert "`UserWarning`" in text
+
+
+def test_chapter_10_compares_the_two_trainings_by_their_sizes_not_a_speed_factor():
+    """"fifty times faster" compared different models (and a speed is the machine's, not a
+    fact a test can hold); the lesson now states the sizes, which the code must match."""
+    from autograder.harness import ENGINE_TRAIN
+
+    text = lesson("ch10_capstone")
+    assert "fifty times faster" not in text
+    assert "(16 hidden units, not 6) on more data (200 points, not 24) for more steps (400, not 15)" in text
+    assert (ENGINE_TRAIN["n"], ENGINE_TRAIN["h"], ENGINE_TRAIN["steps"]) == (24, 6, 15)
+    assert "nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 2)" in text
+    assert "for step in range(400):" in text and "moons(200, seed=0)" in text
+
+
+class _Cube2(torch.autograd.Function):
+    """Chapter 9's Cube2: a separate forward and setup_context, a backward, nothing more."""
+
+    @staticmethod
+    def forward(x):
+        return x**3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        (x,) = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * 3 * x**2
+
+
+class _Cube2Batched(_Cube2):
+    generate_vmap_rule = True
+
+
+class _Cube2Forward(_Cube2Batched):
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        (x,) = inputs
+        ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
+
+    @staticmethod
+    def jvp(ctx, x_t):
+        (x,) = ctx.saved_tensors
+        return 3 * x**2 * x_t
+
+
+def test_setup_context_is_enough_for_grad_but_not_for_vmap_jacfwd_or_hessian():
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+    cube_sum = lambda f: lambda t: f.apply(t).sum()
+    assert torch.func.grad(cube_sum(_Cube2))(x).tolist() == [0.75, 3.0, 12.0]
+    for transform in (lambda: torch.func.vmap(_Cube2.apply)(x), lambda: torch.func.jacfwd(_Cube2.apply)(x),
+                      lambda: torch.func.hessian(cube_sum(_Cube2))(x)):
+        with pytest.raises(RuntimeError, match="does not have vmap support"):
+            transform()
+    assert torch.equal(torch.func.vmap(_Cube2Batched.apply)(x), x**3)
+    with pytest.raises(NotImplementedError, match="must implement the jvp function"):
+        torch.func.jacfwd(_Cube2Batched.apply)(x)  # forward mode needs its own staticmethod
+    assert torch.equal(torch.func.jacfwd(_Cube2Forward.apply)(x), torch.diag(3 * x**2))
+    assert torch.equal(torch.func.hessian(cube_sum(_Cube2Forward))(x), torch.diag(6 * x))
+
+
+def test_chapter_9_quotes_what_each_transform_needs():
+    text = lesson("ch09_extending")
+    assert "which `torch.func` transforms (`vmap`, `grad`) require" not in text
+    for quote in ("to support torch.vmap(), the torch.autograd.Function needs a vmap() staticmethod",
+                  "ask us to autogenerate it by setting generate_vmap_rule=True",
+                  "to support torch.func.jvp(), the torch.autograd.Function needs a jvp() staticmethod"):
+        assert quote in text
+    assert "generate_vmap_rule = True" in text
+
+
+def test_hessian_is_jacfwd_outside_jacrev():
+    """Chapter 9 called jacfwd "the inner Jacobian of a Hessian"; hessian(f) passes jacrev(f)
+    to jacfwd, so jacfwd is the outer transform."""
+    import torch._functorch.eager_transforms as transforms
+
+    made: dict[str, object] = {}
+    real_jacrev, real_jacfwd = transforms.jacrev, transforms.jacfwd
+
+    def jacrev(*args, **kwargs):
+        made["jacrev"] = real_jacrev(*args, **kwargs)
+        return made["jacrev"]
+
+    def jacfwd(func, *args, **kwargs):
+        made["jacfwd_of"] = func
+        return real_jacfwd(func, *args, **kwargs)
+
+    with mock.patch.object(transforms, "jacrev", jacrev), mock.patch.object(transforms, "jacfwd", jacfwd):
+        h = torch.func.hessian(lambda t: (t**3).sum())(torch.tensor([1.0, 2.0], dtype=torch.float64))
+    assert made["jacfwd_of"] is made["jacrev"]
+    assert torch.equal(h, torch.diag(torch.tensor([6.0, 12.0], dtype=torch.float64)))
+    text = lesson("ch09_extending")
+    assert "inner Jacobian of a Hessian" not in text
+    assert "`jacrev` is the **inner** transform" in text and "`jacfwd` the **outer** one" in text
+
+
+def test_a_failing_gradcheck_is_not_a_bug_at_kinks_in_float32_and_for_a_straight_through_backward():
+    """Chapter 9 called the straight-through estimator "the one case" of an intended failing
+    gradcheck; chapters 2 and 7 show two more that are not bugs."""
+
+    class ClampSTE(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clamp(-1, 1)
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            return grad_out
+
+    smooth = torch.tensor([0.3, -0.4], dtype=torch.float64, requires_grad=True)
+    clamped = torch.tensor([0.3, 1.7], dtype=torch.float64, requires_grad=True)
+    assert gradcheck_passes(ClampSTE.apply, smooth)
+    assert not gradcheck_passes(ClampSTE.apply, clamped)
+    assert not gradcheck_passes(torch.relu, torch.tensor([0.0, 1.0], dtype=torch.float64, requires_grad=True))
+    with pytest.warns(UserWarning):  # gradcheck warns about float32 inputs
+        assert not gradcheck_passes(torch.sin, torch.tensor([0.3, 1.1], requires_grad=True))
+    text = lesson("ch09_extending")
+    assert "That is the one case in which a failing `gradcheck` is the intended result" not in text
+    assert "Like the kinks of chapters 2 and 7" in text
+
+
+def gradcheck_passes(fn, x: torch.Tensor) -> bool:
+    return torch.autograd.gradcheck(fn, (x,), raise_exception=False)
+
+
+def test_autograd_sums_a_broadcast_gradient_to_the_inputs_shape_and_rejects_other_shapes():
+    """Chapter 9's AddBias: a custom backward that returns the bias's gradient with the batch
+    dimension still in is summed down to the bias's shape; a shape that does not broadcast
+    raises, naming the Function and the shape it expected."""
+
+    class AddBias(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, b):
+            return x + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    class AddBiasTransposed(AddBias):
+        @staticmethod
+        def backward(ctx, g):
+            return g, g.t()
+
+    g = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dtype=torch.float64)
+    x = torch.zeros(3, 2, dtype=torch.float64, requires_grad=True)
+    b = torch.zeros(2, dtype=torch.float64, requires_grad=True)
+    AddBias.apply(x, b).backward(g)
+    assert b.grad.tolist() == [9.0, 12.0]
+    with pytest.raises(RuntimeError, match=r"AddBiasTransposedBackward returned an invalid gradient at index 1 "
+                                           r"- got \[2, 3\] but expected shape compatible with \[2\]"):
+        AddBiasTransposed.apply(x, b).backward(g)
+    text = lesson("ch09_extending")
+    assert "autograd sums the gradient down to the input's shape before it goes on" in text
+    assert "Below you can find code for a `Linear` function, with additional comments" in text
+
+
+def test_a_function_without_jvp_refuses_forward_mode_and_save_for_forward_feeds_jvp():
+    """Chapter 9 §5: Cube (backward only) raises under forward mode; CubeFwd's jvp reads what
+    save_for_forward saved; what save_for_backward saved is not there for jvp."""
+    import torch.autograd.forward_ad as fwAD
+
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x**2
+
+    class CubeFwd(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x)
+            return x**3
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            (x,) = ctx.saved_tensors
+            return 3 * x**2 * x_t
+
+    class CubeSavedForBackward(Cube):
+        jvp = CubeFwd.jvp
+
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+    ones = torch.ones(3, dtype=torch.float64)
+    with fwAD.dual_level():
+        with pytest.raises(NotImplementedError, match="must implement the jvp function"):
+            Cube.apply(fwAD.make_dual(x, ones))
+        assert fwAD.unpack_dual(CubeFwd.apply(fwAD.make_dual(x, ones))).tangent.tolist() == [0.75, 3.0, 12.0]
+        with pytest.raises(ValueError, match="not enough values to unpack"):
+            CubeSavedForBackward.apply(fwAD.make_dual(x, ones))
+    text = lesson("ch09_extending")
+    assert ("It will be given as many Tensor arguments as there were inputs, with each of them "
+            "representing gradient w.r.t. that input.") in text
+    assert "Save given tensors for a future call to jvp()" in text
+    docstring = torch.autograd.function.FunctionCtx.save_for_forward.__doc__
+    assert "Save given tensors for a future call to :func:`~Function.jvp`." in docstring
+
+
+@pytest.mark.parametrize("mark", [True, False])
+def test_mark_dirty_makes_the_changed_input_the_output_without_it_the_input_keeps_its_history(mark):
+    """Chapter 9's Double_: with ctx.mark_dirty the returned tensor is the input itself, its
+    grad_fn the Function's node; without it the input holds the new values but keeps its clone
+    history, and a gradient through it skips the doubling."""
+
+    class Double_(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            if mark:
+                ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            return 2 * grad_out
+
+    w = torch.tensor([1.0, -3.0], dtype=torch.float64, requires_grad=True)
+    c = w.clone()
+    out = Double_.apply(c)
+    (through_c,) = torch.autograd.grad(c.sum(), w)
+    assert c.tolist() == [2.0, -6.0]
+    assert (out is c) is mark
+    assert type(c.grad_fn).__name__ == ("Double_Backward" if mark else "CloneBackward0")
+    assert through_c.tolist() == ([2.0, 2.0] if mark else [1.0, 1.0])
+    text = lesson("ch09_extending")
+    assert "mark_dirty() must be used to mark any input that is modified inplace by the forward function." \
+        in text
+    docstring = " ".join(torch.autograd.function.FunctionCtx.mark_dirty.__doc__.split())
+    assert "to ensure correctness of our checks" in docstring

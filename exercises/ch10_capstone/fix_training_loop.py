@@ -15,7 +15,7 @@ PLANTED = '''def train(X, y, init, steps, lr, accum, lam):
     b1 = init["b1"].requires_grad_().double()
     W2 = init["W2"].double().requires_grad_()
     b2 = init["b2"].double().requires_grad_()
-    for p in (W2, b2):                    # the head came pretrained
+    for p in (W2, b2):
         p.requires_grad_(False)
     params = [W1, b1, W2, b2]
     history = []
@@ -123,9 +123,9 @@ objective logged once per step. It has **seven** bugs:
 Write the repaired `train` (same signature and return). The grader runs
 `loop_report(train, seed)` (here `seed = {{seed}}`; other seeds and data when grading): the
 objective $J$ and its gradient at the parameters your loop returns after """ + f"{LOOP['steps']}"
-    + r""" steps, and one check per bug, each `True` when your loop behaves as a right loop must
-(`zero_grad`, `frozen_layer`, `non_leaf`, `where_nan`, `accumulation`, `logged_graph`,
-`data_in_penalty`). The feedback names each one still failing: fix them one at a time.
+    + r""" steps, and one check for each behaviour a right loop must have. Finding the bugs is
+the exercise: after your first attempt, the feedback names each check your loop still fails
+and what it saw, so you can fix them one at a time.
 """,
     setup="""seed = {{seed}}
 import torch.nn.functional as F

@@ -1,4 +1,5 @@
-"""The group-lasso penalty written with torch.where: at a pruned (all-zero) column, NaN."""
+"""The group-lasso penalty with its square root guarded by torch.where: at a pruned (all-zero)
+column, the gradient is NaN (the title and prompt leave that for the student to find)."""
 
 import math
 
@@ -40,11 +41,11 @@ draw = lasso_draw
 
 
 EXERCISE = Exercise(
-    title="A torch.where that NaNs",
+    title="A guarded square root",
     prompt=r"""
 The loop you will repair adds a group-lasso penalty, $\lambda \sum_j \lVert W_{:, j} \rVert$,
-which pushes whole columns of $W_1$ (all the weights into one hidden unit) to exactly zero.
-Its author guarded the square root with `torch.where`:
+which pulls whole columns of $W_1$ (all the weights into one hidden unit) towards zero. Its
+author guarded the square root with `torch.where`, for the columns that are exactly zero:
 
 ```python
 sq = (W ** 2).sum(0)                                # squared norm of each column

@@ -141,6 +141,9 @@ CATALOGUE: dict[str, str] = {
     "relu_mask_missing": "ReLU's backward passes the gradient only where its input was positive",
     "loop_several_bugs": "Several bugs of a training loop left in",
     "derivative_order_off": "One derivative order off: a derivative one order too high or too low",
+    # chapter 9 additions (issue #26)
+    "jvp_sums_inputs": "A JVP adds up the contributions of every input's tangent",
+    "mark_dirty": "A Function that changes an input in place must declare it with ctx.mark_dirty",
 }
 
 

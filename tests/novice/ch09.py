@@ -14,6 +14,16 @@ _GATE = ('class Gate(torch.autograd.Function):\n    @staticmethod\n    def forwa
          '    def backward(ctx, g):\n        x, y = ctx.saved_tensors\n        s = torch.sigmoid(y)\n'
          '        gx = g * s if ctx.needs_input_grad[0] else None\n'
          '        gy = {gy} if ctx.needs_input_grad[1] else None\n        return {ret}\n')
+_LIN = ('class Linear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, W, b):\n'
+        '        ctx.save_for_backward(x, W)\n        return x @ W.T + b\n\n    @staticmethod\n'
+        '    def backward(ctx, g):\n        x, W = ctx.saved_tensors\n{body}        return {ret}\n')
+_GJVP = ('class GateFwd(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, y):\n'
+         '        ctx.{save}(x, y)\n        return x * torch.sigmoid(y)\n\n    @staticmethod\n'
+         '    def jvp(ctx, x_t, y_t):\n        x, y = ctx.saved_tensors\n        s = torch.sigmoid(y)\n'
+         '        return {ret}\n')
+_LEAKY = ('class LeakyReLUInplace(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, a):\n'
+          '{fwd}        ctx.a = a\n        return {out}\n\n    @staticmethod\n'
+          '    def backward(ctx, g):\n        (y,) = ctx.saved_tensors\n        return {ret}, None\n')
 _STE = ('class ClampSTE(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, lo, hi):\n'
         '        ctx.save_for_backward(x)\n        ctx.lo, ctx.hi = lo, hi\n        return x.clamp(lo, hi)\n\n'
         '    @staticmethod\n    def backward(ctx, grad):\n        (x,) = ctx.saved_tensors\n        return {ret}\n')
@@ -48,6 +58,49 @@ ANSWERS = [
     ("gated_function", _GATE.format(gy="g * x * s * (1 - s)", ret="gy, gx"), ("wrong", "gradients in the wrong order", ("custom_grad_order",))),
     ("gated_function", _GATE.format(gy="g * x * s", ret="gx, gy"), ("wrong", "sigmoid' taken as sigmoid", ("sigmoid_derivative",))),
     ("gated_function", _GATE.format(gy="g * x * (1 - s)", ret="gx, gy"), ("wrong", "sigmoid' taken as 1 - sigmoid", ("sigmoid_derivative",))),
+    # linear_function (issue #26; labels written before the first replay)
+    ("linear_function", _LIN.format(body="", ret="g.mm(W), g.t().mm(x), g.sum(0)"), R),
+    ("linear_function", _LIN.format(body="        gb = g.sum(dim=0) if ctx.needs_input_grad[2] else None\n",
+                                    ret="g @ W, g.T @ x, gb"), R),
+    ("linear_function", _LIN.format(body="", ret="g @ W, g.T @ x, g"), R),  # autograd sums the bias's rows
+    ("linear_function", _LIN.format(body="", ret="g @ W, g.T @ x, g.mean(0)"),
+     ("wrong", "the bias's gradient averaged over the batch", ("broadcast_sums",))),
+    ("linear_function", _LIN.format(body="        n = x.shape[0]\n", ret="g @ W, g.T @ x / n, g.sum(0) / n"),
+     ("wrong", "the weight's and bias's gradients divided by the batch size", ("mean_scales",))),
+    ("linear_function", _LIN.format(body="        x, W = x.detach(), W.detach()\n", ret="g @ W, g.T @ x, g.sum(0)"),
+     ("wrong", "backward from detached tensors: not differentiable", ("backward_not_differentiable",))),
+    ("linear_function", _LIN.format(body="", ret="g @ W, x.T @ g, g.sum(0)"),
+     ("wrong", "the weight's gradient transposed: shape (I, O), not (O, I)", ("matmul_transpose",))),
+    # gate_jvp (issue #26; labels written before the first replay)
+    ("gate_jvp", _GJVP.format(save="save_for_forward", ret="x_t * s + x * s * (1 - s) * y_t"), R),
+    ("gate_jvp", _GJVP.format(save="save_for_forward", ret="s * x_t + x * torch.sigmoid(y) * torch.sigmoid(-y) * y_t"), R),
+    ("gate_jvp", _GJVP.format(save="save_for_forward", ret="x_t * s"),
+     ("wrong", "only x's tangent: y's contribution left out", ("jvp_sums_inputs",))),
+    ("gate_jvp", _GJVP.format(save="save_for_forward", ret="x * s * (1 - s) * y_t"),
+     ("wrong", "only y's tangent: x's contribution left out", ("jvp_sums_inputs",))),
+    ("gate_jvp", _GJVP.format(save="save_for_forward", ret="x_t * s + x * s * y_t"),
+     ("wrong", "sigmoid' taken as sigmoid", ("sigmoid_derivative",))),
+    ("gate_jvp", _GJVP.format(save="save_for_backward", ret="x_t * s + x * s * (1 - s) * y_t"),
+     ("wrong", "saved with save_for_backward: jvp finds nothing in saved_tensors", ())),
+    # leaky_relu_inplace (issue #26; labels written before the first replay)
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        x.mul_(torch.where(x > 0, 1.0, a))\n        ctx.mark_dirty(x)\n"
+                                         "        ctx.save_for_backward(x)\n", out="x",
+                                         ret="g * torch.where(y > 0, 1.0, ctx.a)"), R),
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        ctx.mark_dirty(x)\n        x[x < 0] *= a\n"
+                                         "        ctx.save_for_backward(x)\n", out="x",
+                                         ret="torch.where(y > 0, g, g * ctx.a)"), R),
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        x.mul_(torch.where(x > 0, 1.0, a))\n        ctx.save_for_backward(x)\n",
+                                         out="x", ret="g * torch.where(y > 0, 1.0, ctx.a)"),
+     ("wrong", "changed in place without mark_dirty", ("mark_dirty",))),
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        y = torch.where(x > 0, x, a * x)\n        ctx.save_for_backward(y)\n",
+                                         out="y", ret="g * torch.where(y > 0, 1.0, ctx.a)"),
+     ("wrong", "out of place: x is not overwritten", ("prompt_requirement",))),
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        x.mul_(torch.where(x > 0, 1.0, a))\n        ctx.mark_dirty(x)\n"
+                                         "        ctx.save_for_backward(x)\n", out="x", ret="g * (y > 0)"),
+     ("wrong", "relu's slope 0 where x <= 0, not a", ("local_derivative",))),
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        x.mul_(torch.where(x > 0, 1.0, a))\n        ctx.mark_dirty(x)\n"
+                                         "        ctx.save_for_backward(x)\n", out="x", ret="g * y"),
+     ("wrong", "backward multiplies by the output, not the slope", ("local_derivative",))),
     # ste_clamp_function
     ("ste_clamp_function", _STE.format(ret="grad, None, None"), R),
     ("ste_clamp_function", _STE.format(ret="grad.clone(), None, None"), R),
