@@ -18,6 +18,7 @@ from typing import Any
 from nbformat.notebooknode import NotebookNode, from_dict
 from nbformat.v4 import nbjson
 
+from autograder.feedback import misconception_line
 from autograder.judge import answer_names, redact
 from gradtutor.course import Course
 from gradtutor.key import misconceptions, registry
@@ -146,7 +147,8 @@ def update_autograded(course: Course, result: SubmissionResult) -> int:
 def _verdict_text(entry: ExerciseResult) -> str:
     lines = [f"{entry.verdict}: {entry.message}"]
     if entry.misconception:
-        lines.append(f"Likely misconception: {misconceptions.name(entry.misconception)}")
+        line = misconception_line(entry.misconception, misconceptions.name(entry.misconception))
+        lines.append(f"Likely misconception: {line}")
         hint = hint_for(entry.id, entry.misconception)
         if hint:
             lines.append(f"Hint: {hint}")
