@@ -178,7 +178,8 @@ def read_all(spec: AnswerSpec, ns: dict[str, Any], history: list[str], *,
 def evidence(source: str, setup: str, ns: dict[str, Any]) -> list[str]:
     """What the answer cell shows (codes of ``contract.EVIDENCE``): a number of the shown setup
     typed into it ("literal"), float32 tensors among the values it binds or asked for in its code
-    ("float32"), a seed passed to ``backward`` or ``grad_outputs`` to ``autograd.grad`` ("seed")."""
+    ("float32"), a seed passed to ``backward`` or ``grad_outputs`` to ``autograd.grad`` ("seed"),
+    a call of either at all ("backward")."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -189,8 +190,11 @@ def evidence(source: str, setup: str, ns: dict[str, Any]) -> list[str]:
         found.append("literal")  # a number of the setup, or numbers and no name of the setup
     if _float32(tree, ns):
         found.append("float32")
-    if any(_seeds(node) for node in ast.walk(tree) if isinstance(node, ast.Call)):
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    if any(_seeds(node) for node in calls):
         found.append("seed")
+    if any(_called(node) in ("backward", "grad") for node in calls):
+        found.append("backward")
     return [e for e in EVIDENCE if e in found]
 
 
@@ -240,9 +244,13 @@ def _float32(tree: ast.AST, ns: dict[str, Any]) -> bool:
     return False
 
 
-def _seeds(call: ast.Call) -> bool:
+def _called(call: ast.Call) -> str:
     func = call.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _seeds(call: ast.Call) -> bool:
+    name = _called(call)
     keywords = {k.arg for k in call.keywords}
     if name == "backward":
         return bool(call.args) or "gradient" in keywords

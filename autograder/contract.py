@@ -44,8 +44,9 @@ MISSING_CODES = ("no_variable", "answer_cell_raised", "not_callable", "no_answer
                  "by_hand")
 MAX_REQUIRES = 8
 # what the answer cell shows, for the judge to give a generic diagnosis only on its evidence
-# (``answers.evidence``): a number of the setup typed in, float32 tensors, a seed passed to backward
-EVIDENCE = ("literal", "float32", "seed")
+# (``answers.evidence``): a number of the setup typed in, float32 tensors, a seed passed to backward,
+# a call of backward or autograd.grad at all
+EVIDENCE = ("literal", "float32", "seed", "backward")
 ERROR_NAMES = frozenset(n for n, v in vars(builtins).items()
                         if isinstance(v, type) and issubclass(v, BaseException))
 DTYPES = frozenset({"int", "float", "bool", "float16", "bfloat16", "float32", "float64", "int8", "int16",

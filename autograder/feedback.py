@@ -42,7 +42,7 @@ NAMES_THE_MISTAKE = frozenset({
     "zero_grad_order", "target_not_detached", "loop_several_bugs", "derivative_order_off",
     "local_derivative", "prompt_requirement", "no_graph",
     "sign_flipped", "factor_two", "factor_half", "factor_k", "factor_one_over_k", "transposed",
-    "rounded", "summed", "reordered", "per_element", "typed_in", "shown_values_only",
+    "rounded", "summed", "reordered", "per_element", "typed_in", "shown_values_only", "several_mistakes",
 })
 NAMES_A_TOPIC = frozenset({"leaf_definition", "error_purpose", "matmul_transpose"})
 

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from autograder import checkdata
-from autograder.checkdata import Check
+from autograder.checkdata import Check, WrongInfo
 from autograder.feedback import Feedback, VariantScore
 from autograder.kinds import Canonical, Choice, Invalid, Kind, Number, Table, Tensor, numbers_close
 from autograder.plain import Plain
@@ -506,6 +506,11 @@ def _judge(check: Check, answers: list[Plain]) -> Feedback:
     # an answer right there does not follow it, whatever it matches elsewhere
     if public.status == "correct":
         hit, ambiguous = None, False
+    if hit is not None and _untrue_story(check.wrong[hit], answers[0]):
+        hit, ambiguous = None, False
+    several = _several(check, public) if public.status == "wrong" else []
+    if several:  # each wrong entry explained by its own mistake, rather than one story for all
+        hit, ambiguous = None, False
     slip = _consistent(results)
     failing = [r for r in results[1:] if r.status != "correct"]
     if slip is None and hit is None and public.status == "correct" and failing and \
@@ -527,6 +532,12 @@ def _judge(check: Check, answers: list[Plain]) -> Feedback:
         fb.misconception, fb.explanation, fb.hint = w.misconception, redact(w.explanation, names), \
             redact(w.hint, names)
         fb.misconception_name = w.name
+    elif several:
+        names = answer_names(check.kind, check.variants[0].reference)
+        fb.misconception, fb.misconception_name = "several_mistakes", SEVERAL
+        fb.explanation = " ".join(f"({k}) {redact(check.wrong[i].explanation, names)}"
+                                  for k, i in enumerate(several, start=1))
+        fb.hint = redact(check.wrong[several[0]].hint, names)
     elif slip is not None:
         fb.misconception = slip
         fb.misconception_name, fb.explanation, fb.hint = generic_text(slip, answers[0], results[0], check)
@@ -575,6 +586,53 @@ def _digits_note(check: Check, public: Judgement) -> str:
 
 def _index(flat: int, ref: torch.Tensor) -> str:
     return str(tuple(divmod(flat, ref.shape[-1]))) if ref.dim() == 2 else f"[{flat}]"
+
+
+_SEEDED_CALL = re.compile(r"\w\.backward\([A-Za-z_]")  # x.backward(z): a story about a seed
+
+
+SEVERAL = "Several mistakes at once, each explained below"
+
+
+def _several(check: Check, public: Judgement) -> list[int]:
+    """For a table wrong in entries that no one listed mistake accounts for exactly: the listed
+    mistakes each of whose own entries (those no other mistake changes, short of one that
+    contains it whole) are wrong here exactly as it has them, and whose changes lie within the
+    answer's wrong entries, when between them (two at least) they cover every wrong entry; else
+    none. Each is then explained, rather than one mistake's story told for all (a fix-it with
+    several bugs left)."""
+    if not isinstance(check.kind, Table) or not isinstance(public.canonical, dict) or _exact(check, public):
+        return []
+    ref = check.variants[0].reference
+    try:
+        wrong_here = {j for j, ok in enumerate(_cells(check.kind, public.canonical, ref)) if not ok}
+        changes = {i: ({j for j, ok in enumerate(_cells(check.kind, value, ref)) if not ok},
+                       _cells(check.kind, public.canonical, value))
+                   for i, value in check.variants[0].wrong}
+    except (TypeError, KeyError, RuntimeError):
+        return []
+    picked: list[int] = []
+    covered: set[int] = set()
+    for i, (theirs, agree) in changes.items():
+        others = set().union(*(t for k, (t, _) in changes.items() if k != i and not theirs < t))
+        own = theirs - others
+        if own and theirs <= wrong_here and all(agree[j] for j in own) and not theirs <= covered:
+            picked.append(i)
+            covered |= theirs
+    return picked if len(picked) >= 2 and covered == wrong_here else []
+
+
+def _exact(check: Check, public: Judgement) -> bool:
+    """Is the answer exactly a listed mistake here (not only in part)?"""
+    values = dict(check.variants[0].wrong)
+    return any(i in values and same(check.kind, public.canonical, values[i]) for i in public.matches)
+
+
+def _untrue_story(wrong: WrongInfo, answer: Plain) -> bool:
+    """A listed mistake whose explanation tells of a seeded ``backward`` call, for an answer cell
+    that calls backward without a seed: the numbers agree, the story does not."""
+    found = evidence_of(answer)
+    return "backward" in found and "seed" not in found and bool(_SEEDED_CALL.search(wrong.explanation))
 
 
 def _consistent(results: list[Judgement]) -> str | None:
