@@ -132,12 +132,21 @@ def at_params(spec: AnswerSpec, ns: dict[str, Any], answer_source: str, setup: s
         with quiet():
             exec(setup, local)
             with autograd_off(spec.by_hand):
-                exec(compile(answer_source, "<answer>", "exec"), local)
+                exec(compile_answer(answer_source), local)
     except Exception as e:
         return _error(e)
     if spec.by_hand and tripped():
         return {"t": "missing", "why": "by_hand"}
     return read_answer(spec, local)
+
+
+def compile_answer(source: str) -> Any:
+    """The answer cell, compiled as "<answer>" and its lines kept where tracebacks look, so an
+    error names the student's line (``_student_line``)."""
+    import linecache
+
+    linecache.cache["<answer>"] = (len(source), None, source.splitlines(True), "<answer>")
+    return compile(source, "<answer>", "exec")
 
 
 def read_all(spec: AnswerSpec, ns: dict[str, Any], history: list[str], *,
