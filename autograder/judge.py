@@ -588,7 +588,8 @@ def _index(flat: int, ref: torch.Tensor) -> str:
     return str(tuple(divmod(flat, ref.shape[-1]))) if ref.dim() == 2 else f"[{flat}]"
 
 
-_SEEDED_CALL = re.compile(r"\w\.backward\([A-Za-z_]")  # x.backward(z): a story about a seed
+# x.backward(z), a story about a seed (not x.backward(create_graph=True))
+_SEEDED_CALL = re.compile(r"\w\.backward\((?!\w+=)[A-Za-z_]")
 
 
 SEVERAL = "Several mistakes at once, each explained below"

@@ -268,3 +268,25 @@ def test_practice_checks_are_kept_on_disk(tmp_path: Path, monkeypatch) -> None:
     again = answer_key._stored("sum_rule", compute)
     assert calls == ["sum_rule"] and list((tmp_path / "practice").glob("sum_rule-*.json"))
     assert checkdata.to_json(first) == checkdata.to_json(again)
+
+
+def test_in_a_real_kernel_the_by_hand_refusal_is_one_line() -> None:
+    """The refusal in a by-hand answer cell is one line, not a traceback through torch."""
+    from jupyter_client.manager import start_new_kernel
+    from test_by_hand import _kernel_run
+
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        _kernel_run(kc, "import torch\nfrom autograder import check\nx0 = 3.0")
+        cheat = "x = torch.tensor(x0, requires_grad=True)\n(x**2 + 5 * x).backward()\ndz_dx = x.grad"
+        (error,) = [m["content"] for m in _kernel_run(kc, cheat, cell_id="sum_rule-answer")
+                    if m["msg_type"] == "error"]
+        assert error["ename"] == "ByHand" and len(error["traceback"]) == 1, error["traceback"]
+        assert "done by hand" in error["traceback"][0]
+        # any other error keeps its full traceback
+        other = [m["content"] for m in _kernel_run(kc, "torch.ones(2) @ torch.ones(3)")
+                 if m["msg_type"] == "error"]
+        assert len(other[0]["traceback"]) > 1
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
