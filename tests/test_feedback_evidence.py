@@ -290,3 +290,10 @@ def test_in_a_real_kernel_the_by_hand_refusal_is_one_line() -> None:
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_the_runtime_lists_a_chapter_from_its_data_file_in_its_order(monkeypatch) -> None:
+    data = {"b_one": {"chapter": 1}, "other": {"chapter": 2}, "a_two": {"chapter": 1}}
+    monkeypatch.setattr(checkdata, "_provider", lambda: None)
+    monkeypatch.setattr(checkdata, "_bundled", lambda: data)
+    assert checkdata.chapter_ids(1) == ["b_one", "a_two"]  # the file's (lesson) order, not sorted
