@@ -311,6 +311,16 @@ def assigns(source: str, name: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=1024)
+def names_read(source: str) -> frozenset[str]:
+    """Every name the cell reads (in function bodies too): what its answer depends on."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+
+
 _SELF_CHECK = re.compile(r"(?<!\w)check\(")
 HISTORY_CELLS = 1000  # how far back the answer cell is looked for
 

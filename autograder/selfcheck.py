@@ -15,10 +15,11 @@ import difflib
 import html
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from autograder import byhand, checkdata
-from autograder.answers import FROM_NAMESPACE, answer_cell_from_history, read_all
+from autograder.answers import FROM_NAMESPACE, answer_cell_from_history, assigns, names_read, read_all
 from autograder.feedback import VERDICTS, Feedback, as_html, misconception_line
 from autograder.judge import describe_difference, judge
 
@@ -82,12 +83,50 @@ def _self_check(exercise_id: str, answer: Any, namespace: dict[str, Any] | None,
     try:
         ns, history = _kernel(namespace, history)
         answers = read_all(found.spec, ns, history, value=answer)
-        if answer_cell_from_history(found.spec.answer, history) is None:
+        source = answer_cell_from_history(found.spec.answer, history)
+        if source is None:
             answers = answers[:1]  # no answer cell to re-run (not in a kernel): the shown values
-        fb = judge(found, answers)
-        return _where(fb, found, answers)
+        fb = _where(judge(found, answers), found, answers)
+        if source is not None:
+            _LAST[exercise_id] = Checked(source, answer, len(history), fb)
+        return fb
     except Exception as e:  # never let a strange answer stop "Run all"
         return _crash(exercise_id, e)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The last self-check of an exercise in this kernel: what review() may show again."""
+
+    source: str  # the answer cell it re-ran
+    answer: Any  # the answer object it judged (held, so its identity stays its own)
+    cells: int  # how many cells the history held then
+    feedback: Feedback
+
+
+_LAST: dict[str, Checked] = {}
+
+
+def _still(exercise_id: str, answer: Any, history: list[str]) -> Feedback | None:
+    """The last check's feedback, where nothing it judged has changed since: the same answer
+    cell and answer object, and no cell run after it binds a name the answer cell reads."""
+    last = _LAST.get(exercise_id)
+    found = _check_of_practice(exercise_id)
+    if last is None or found is None or last.answer is not answer or len(history) < last.cells:
+        return None
+    if answer_cell_from_history(found.spec.answer, history) != last.source:
+        return None
+    reads = names_read(last.source)
+    if any(assigns(cell, name) for cell in history[last.cells - 1:-1] for name in reads):
+        return None
+    return last.feedback
+
+
+def _check_of_practice(exercise_id: str) -> checkdata.Check | None:
+    try:
+        return checkdata.practice(exercise_id)
+    except KeyError:
+        return None
 
 
 def _kernel(namespace: dict[str, Any] | None, history: list[str] | None) -> tuple[dict, list[str]]:
@@ -204,12 +243,14 @@ def review(chapter: int, answers: dict[str, Any]) -> Review:
     answer name is missing count as not answered. Each is checked as ``check`` does (the
     shown and the practice values), never at every grading variant."""
     ids = checkdata.chapter_ids(chapter) if isinstance(chapter, int) else []
+    _, history = _kernel(None, None)
     out = Review()
     for number, exercise_id in enumerate(ids, start=1):
-        try:
-            name = checkdata.practice(exercise_id).spec.answer
-        except KeyError:
+        found = _check_of_practice(exercise_id)
+        if found is None:
             continue
-        out.append(check(exercise_id, answers.get(name, Ellipsis)))
+        answer = answers.get(found.spec.answer, Ellipsis)
+        # the check under the answer cell, where nothing it judged changed since; else check again
+        out.append(_still(exercise_id, answer, history) or check(exercise_id, answer))
         out.numbers.append(f"{chapter}.{number}")
     return out

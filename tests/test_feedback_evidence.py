@@ -297,3 +297,26 @@ def test_the_runtime_lists_a_chapter_from_its_data_file_in_its_order(monkeypatch
     monkeypatch.setattr(checkdata, "_provider", lambda: None)
     monkeypatch.setattr(checkdata, "_bundled", lambda: data)
     assert checkdata.chapter_ids(1) == ["b_one", "a_two"]  # the file's (lesson) order, not sorted
+
+
+def test_review_shows_a_check_again_only_while_nothing_it_judged_changed(monkeypatch) -> None:
+    """review() reuses the check run under an answer cell (it re-ran the cell at the practice
+    values already), until a cell binds a name the answer cell reads, or the answer changes."""
+    setup = checkdata.practice("sum_rule").spec.setups[0]
+    ns: dict = {}
+    exec("import torch\n" + setup, ns)
+    answer = "dz_dx = 2 * x0 + 5"
+    exec(answer, ns)
+    ns["In"] = ["import torch", setup, answer, 'check("sum_rule", dz_dx)']
+    shell = type("Shell", (), {"user_ns": ns})()
+    monkeypatch.setattr(selfcheck, "_shell", lambda: shell)
+    assert selfcheck.check("sum_rule", ns["dz_dx"]).correct
+    checked: list[str] = []
+    real = selfcheck.check
+    monkeypatch.setattr(selfcheck, "check", lambda eid, value=Ellipsis: checked.append(eid) or real(eid, value))
+    ns["In"] += ["print('something else')", "review(1, globals())"]
+    assert next(fb for fb in selfcheck.review(1, ns) if fb.exercise == "sum_rule").correct
+    assert "sum_rule" not in checked  # shown again, not re-run
+    ns["In"] += ["x0 = 4.0", "review(1, globals())"]  # a name the answer cell reads, bound anew
+    selfcheck.review(1, ns)
+    assert "sum_rule" in checked
