@@ -24,6 +24,9 @@ WORK     ?= work
 LAB_ARGS ?=
 lab: $(STAMP)
 	$(PY) hub/keepwork.py notebooks $(WORK)
+	# the self-check's practice values, computed in the background once per change of the units,
+	# so that check() and review() in the lab answer at once (gradtutor.key.answer_key.warm)
+	(nice $(PY) -c 'from gradtutor.key.answer_key import warm; warm()' >/dev/null 2>&1 &)
 	JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter/student $(VENV)/bin/jupyter lab --notebook-dir=$(WORK) \
 	    --port=$(PORT) --ip=127.0.0.1 --no-browser $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from autograder.byhand import ByHand, autograd_off, tripped
-from autograder.contract import AnswerSpec
+from autograder.contract import EVIDENCE, AnswerSpec
 from autograder.plain import Plain, to_plain
 
 FROM_NAMESPACE = object()  # read the answer from the namespace, not from an explicit value
@@ -34,7 +34,26 @@ def _error(e: BaseException) -> Plain:
         return {"t": "limit", "why": "memory"}
     if isinstance(e, RecursionError):
         return {"t": "limit", "why": "recursion"}
-    return {"t": "error", "v": type(e).__name__, "text": str(e)[:300]}
+    out = {"t": "error", "v": type(e).__name__, "text": str(e)[:300]}
+    line = _student_line(e)
+    if line is not None:
+        out["line"] = line  # in the student's kernel only: the sandbox's contract drops it
+    return out
+
+
+def _student_line(e: BaseException) -> str | None:
+    """The student's line the error came from: the last frame of the traceback in an answer
+    cell (a notebook cell, or the cell re-run at other values), as "line N: code"."""
+    import linecache
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if f.filename == "<answer>" or "ipykernel_" in f.filename or f.filename.startswith("<ipython")]
+    if not frames:
+        return None
+    last = frames[-1]
+    code = (last.line or linecache.getline(last.filename, last.lineno or 0)).strip()
+    return f"line {last.lineno}" + (f": {code[:120]}" if code else "")
 
 
 def read_answer(spec: AnswerSpec, ns: dict[str, Any], value: Any = FROM_NAMESPACE) -> Plain:
@@ -113,12 +132,21 @@ def at_params(spec: AnswerSpec, ns: dict[str, Any], answer_source: str, setup: s
         with quiet():
             exec(setup, local)
             with autograd_off(spec.by_hand):
-                exec(compile(answer_source, "<answer>", "exec"), local)
+                exec(compile_answer(answer_source), local)
     except Exception as e:
         return _error(e)
     if spec.by_hand and tripped():
         return {"t": "missing", "why": "by_hand"}
     return read_answer(spec, local)
+
+
+def compile_answer(source: str) -> Any:
+    """The answer cell, compiled as "<answer>" and its lines kept where tracebacks look, so an
+    error names the student's line (``_student_line``)."""
+    import linecache
+
+    linecache.cache["<answer>"] = (len(source), None, source.splitlines(True), "<answer>")
+    return compile(source, "<answer>", "exec")
 
 
 def read_all(spec: AnswerSpec, ns: dict[str, Any], history: list[str], *,
@@ -148,7 +176,96 @@ def read_all(spec: AnswerSpec, ns: dict[str, Any], history: list[str], *,
     except BaseException as e:
         answers.append(_error(e))
     answers += [{"t": "missing", "why": "not_reached"}] * (len(spec.setups) - len(answers))
+    if source is None:
+        source = answer_cell_from_history(spec.answer, history)
+    # evidence of a read answer only: a missing one or an error has nothing to diagnose
+    if source is not None and answers and answers[0].get("t") not in ("missing", "error", "limit", "ellipsis"):
+        answers[0] = {**answers[0], "evidence": evidence(source, spec.setups[0], ns)}
     return answers
+
+
+def evidence(source: str, setup: str, ns: dict[str, Any]) -> list[str]:
+    """What the answer cell shows (codes of ``contract.EVIDENCE``): a number of the shown setup
+    typed into it ("literal"), float32 tensors among the values it binds or asked for in its code
+    ("float32"), a seed passed to ``backward`` or ``grad_outputs`` to ``autograd.grad`` ("seed"),
+    a call of either at all ("backward")."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+    setup_tree = _parse(setup)
+    if _numbers(tree) & _numbers(setup_tree) or (_numbers(tree, every=True) and not _reads(tree, setup_tree)):
+        found.append("literal")  # a number of the setup, or numbers and no name of the setup
+    if _float32(tree, ns):
+        found.append("float32")
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    if any(_seeds(node) for node in calls):
+        found.append("seed")
+    if any(_called(node) in ("backward", "grad") for node in calls):
+        found.append("backward")
+    return [e for e in EVIDENCE if e in found]
+
+
+def _parse(source: str) -> ast.AST:
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        return ast.Module(body=[], type_ignores=[])
+
+
+def _reads(tree: ast.AST, setup: ast.AST) -> bool:
+    """Does the code read a name the setup assigns (its parameters and inputs, not its imports)?"""
+    bound = {n.id for n in ast.walk(setup) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in bound
+               for n in ast.walk(tree))
+
+
+def _numbers(tree: ast.AST, every: bool = False) -> set[float]:
+    """The numbers written in the code, signed, except 0 and ±1 (every formula has those)
+    unless ``every``."""
+    out = set()
+    for node in ast.walk(tree):
+        value = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and \
+                isinstance(node.operand, ast.Constant):
+            value = node.operand.value
+            value = -value if isinstance(value, int | float) and not isinstance(value, bool) else None
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if number and (every or abs(value) not in (0, 1)):
+            out.add(float(value))
+    return out
+
+
+def _float32(tree: ast.AST, ns: dict[str, Any]) -> bool:
+    """float32 named in the code (``float32``, ``.float()``), or a float32 tensor bound by it."""
+    import torch
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("float32", "float", "half", "float16", "bfloat16"):
+            return True  # torch.float32, torch.float (the same dtype), x.float(), x.half()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            value = ns.get(node.id)
+            if isinstance(value, torch.Tensor):
+                with torch._C.DisableTorchFunction():
+                    if value.dtype in (torch.float32, torch.float16, torch.bfloat16):
+                        return True
+    return False
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _seeds(call: ast.Call) -> bool:
+    name = _called(call)
+    keywords = {k.arg for k in call.keywords}
+    if name == "backward":
+        return bool(call.args) or "gradient" in keywords
+    if name == "grad":
+        return len(call.args) >= 3 or "grad_outputs" in keywords
+    return False
 
 
 def is_float64(value: Any, _depth: int = 0) -> bool:
@@ -192,6 +309,16 @@ def assigns(source: str, name: str) -> bool:
             if isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Store):
                 return True
     return False
+
+
+@functools.lru_cache(maxsize=1024)
+def names_read(source: str) -> frozenset[str]:
+    """Every name the cell reads (in function bodies too): what its answer depends on."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
 
 
 _SELF_CHECK = re.compile(r"(?<!\w)check\(")

@@ -244,5 +244,15 @@ def install(shell: Any, by_hand: Callable[[str], bool]) -> KernelHook | None:
     hook = KernelHook(by_hand)
     shell.events.register("pre_run_cell", hook.pre_run_cell)
     shell.events.register("post_run_cell", hook.post_run_cell)
+    if hasattr(shell, "set_custom_exc") and not getattr(shell, "custom_exceptions", ()):
+        shell.set_custom_exc((ByHand,), one_line)  # only where no other handler is set
     shell._gradtutor_by_hand = (hook,)
     return hook
+
+
+def one_line(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> list[str]:
+    """IPython's handler for ``ByHand``: the refusal as one line, without the traceback through
+    torch's internals that led to it (the cell still counts as raised)."""
+    stb = [f"{etype.__name__}: {value}"]
+    shell._showtraceback(etype, value, stb)
+    return stb

@@ -114,6 +114,7 @@ class Provider(Protocol):
     the exercise units. The runtime names no module of it; the provider registers itself."""
 
     def ids(self) -> list[str]: ...
+    def chapter_ids(self, chapter: int) -> list[str]: ...
     def is_by_hand(self, exercise_id: str) -> bool: ...
     def check_for(self, exercise_id: str) -> Check: ...
     def practice_check(self, exercise_id: str) -> Check: ...
@@ -152,6 +153,17 @@ def ids() -> list[str]:
         return provider.ids()
     bundled = _bundled()
     return list(bundled) if bundled is not None else []
+
+
+def chapter_ids(chapter: int) -> list[str]:
+    """The exercises of a chapter in the order its notebook poses them (exercise ``chapter.n`` is
+    the n-th), found without computing any check."""
+    provider = _provider()
+    if provider is not None:
+        return provider.chapter_ids(chapter)
+    bundled = _bundled() or {}
+    # the data file lists the exercises in lesson order, chapter by chapter
+    return [i for i, data in bundled.items() if data.get("chapter") == chapter]
 
 
 @cache

@@ -43,6 +43,10 @@ LIMIT_CODES = ("cpu", "wall", "memory", "recursion")
 MISSING_CODES = ("no_variable", "answer_cell_raised", "not_callable", "no_answer_cell", "not_reached",
                  "by_hand")
 MAX_REQUIRES = 8
+# what the answer cell shows, for the judge to give a generic diagnosis only on its evidence
+# (``answers.evidence``): a number of the setup typed in, float32 tensors, a seed passed to backward,
+# a call of backward or autograd.grad at all
+EVIDENCE = ("literal", "float32", "seed", "backward")
 ERROR_NAMES = frozenset(n for n, v in vars(builtins).items()
                         if isinstance(v, type) and issubclass(v, BaseException))
 DTYPES = frozenset({"int", "float", "bool", "float16", "bfloat16", "float32", "float64", "int8", "int16",
@@ -208,6 +212,9 @@ def clean_plain(p: Any, depth: int = 0) -> dict:
     unmet = p.get("unmet") if type(p) is dict and depth == 0 else None
     if type(unmet) is list and unmet:
         out["unmet"] = [u for u in unmet[:MAX_REQUIRES] if type(u) is str and _IDENT.fullmatch(u)]
+    evidence = p.get("evidence") if type(p) is dict and depth == 0 else None
+    if type(evidence) is list:
+        out["evidence"] = [e for e in EVIDENCE if any(_one_of(v, (e,)) for v in evidence[:8])]
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import textwrap
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
@@ -29,6 +30,51 @@ VERDICTS = {
     # class report counts each exercise of such a submission as failed
     "failed": Verdict("Submission failed", "#24292f", "#eaeef2", "!"),
 }
+
+
+# The catalogue's short names mostly state the rule a mistake goes against ("Leaves have no
+# grad_fn"): on a line about the student's answer they are framed as that rule, so a student
+# never reads the right fact as their error. These ids' names describe the mistake itself, and
+# these name a topic; the generic slips (autograder.judge.GENERIC) describe the mistake too.
+NAMES_THE_MISTAKE = frozenset({
+    "backward_wrong_tensor", "chain_rule_dropped", "power_rule", "value_not_derivative", "sign_error",
+    "local_gradient_only", "inner_gradient_reported", "left_derivative_rule", "inner_step_skipped",
+    "zero_grad_order", "target_not_detached", "loop_several_bugs", "derivative_order_off",
+    "local_derivative", "prompt_requirement", "no_graph",
+    "sign_flipped", "factor_two", "factor_half", "factor_k", "factor_one_over_k", "transposed",
+    "rounded", "summed", "reordered", "per_element", "typed_in", "shown_values_only", "several_mistakes",
+})
+NAMES_A_TOPIC = frozenset({"leaf_definition", "error_purpose", "matmul_transpose"})
+
+
+def misconception_line(misconception: str | None, name: str) -> str:
+    """What follows "Likely misconception:": the mistake, a topic, or the rule it goes against."""
+    name = name.strip().rstrip(".")
+    if misconception in NAMES_THE_MISTAKE or not name:
+        return name
+    if misconception in NAMES_A_TOPIC:
+        return f"about {name[:1].lower()}{name[1:]}"
+    return f"your answer goes against the rule “{name}”"
+
+
+_CODE = re.compile(r"`([^`\n]+)`")
+_LONG_FLOAT = re.compile(r"(?<![\w.])-?\d+\.\d{7,}(?:[eE][+-]?\d+)?(?!\w)(?!\.\d)")
+
+
+def shorten(text: str) -> str:
+    """Numbers with more than six decimals to six significant digits (0.7071067811865476 reads
+    0.707107): a message shows values, it does not print them."""
+    return _LONG_FLOAT.sub(lambda m: f"{float(m.group()):.6g}", text)
+
+
+def as_text(text: str) -> str:
+    """A message for a terminal or a notebook's text output: no markdown backticks."""
+    return shorten(_CODE.sub(r"\1", text))
+
+
+def as_html(text: str) -> str:
+    """A message as HTML: escaped, its `code` spans set as code."""
+    return _CODE.sub(r"<code>\1</code>", html.escape(shorten(text)))
 
 
 @dataclass
@@ -64,13 +110,14 @@ class Feedback:
         def para(text: str) -> str:  # wrapped for an 88-column terminal, continuation indented
             return textwrap.fill(text, 88, initial_indent="  ", subsequent_indent="    ")
 
-        lines = [f"{mark} {label}: {self.title} [{self.exercise}]", para(self.body)]
+        lines = [f"{mark} {label}: {self.title} [{self.exercise}]", para(as_text(self.body))]
         if self.misconception_name:
-            lines.append(para(f"Likely misconception: {self.misconception_name}."))
+            line = misconception_line(self.misconception, self.misconception_name)
+            lines.append(para(as_text(f"Likely misconception: {line}.")))
         if self.explanation:
-            lines.append(para(f"Why: {self.explanation}"))
+            lines.append(para(as_text(f"Why: {self.explanation}")))
         if self.hint:
-            lines.append(para(f"Hint: {self.hint}"))
+            lines.append(para(as_text(f"Hint: {self.hint}")))
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -86,15 +133,15 @@ class Feedback:
             f'color:#1f2328;line-height:1.45">',
             f'<div style="font-weight:600;color:{ink}">{mark} {esc(label)}'
             f'<span style="font-weight:400;color:#57606a"> · {esc(self.title)}</span></div>',
-            f"<div>{esc(self.body)}</div>",
+            f"<div>{as_html(self.body)}</div>",
         ]
         if self.misconception_name:
-            parts.append(f'<div style="margin-top:6px"><b>Likely misconception:</b> '
-                         f"{esc(self.misconception_name)}</div>")
+            line = misconception_line(self.misconception, self.misconception_name)
+            parts.append(f'<div style="margin-top:6px"><b>Likely misconception:</b> {as_html(line)}</div>')
         if self.explanation:
-            parts.append(f'<div style="margin-top:4px"><b>Why:</b> {esc(self.explanation)}</div>')
+            parts.append(f'<div style="margin-top:4px"><b>Why:</b> {as_html(self.explanation)}</div>')
         if self.hint:
-            parts.append(f'<div style="margin-top:4px"><b>Hint:</b> {esc(self.hint)}</div>')
+            parts.append(f'<div style="margin-top:4px"><b>Hint:</b> {as_html(self.hint)}</div>')
         parts.append("</div>")
         return "".join(parts)
 

@@ -117,7 +117,10 @@ def clip_run(attach: Callable[..., Any], w_values: list, x_values: list, c: floa
         return Ellipsis
     ((w * x) ** 2).sum().backward()
     clipped = w.grad.clone()
-    handle.remove()
+    # anything but register_hook's handle (None, w itself) cannot remove the hook: it stays, and
+    # the second pass shows it (the listed mistake), rather than an AttributeError on None
+    if isinstance(handle, torch.utils.hooks.RemovableHandle):
+        handle.remove()
     w.grad = None
     ((w * x) ** 2).sum().backward()
     return {"with_hook": {"grad": clipped}, "after_remove": {"grad": w.grad}}

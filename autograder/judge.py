@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from autograder import checkdata
-from autograder.checkdata import Check
+from autograder.checkdata import Check, WrongInfo
 from autograder.feedback import Feedback, VariantScore
 from autograder.kinds import Canonical, Choice, Invalid, Kind, Number, Table, Tensor, numbers_close
 from autograder.plain import Plain
@@ -78,12 +78,9 @@ GENERIC = {
                    "the answer.",
                    "A gradient has the shape of its tensor: check which index is the row."),
     "rounded": ("Right to a few digits only",
-                "Your numbers agree with the right ones in their first few digits, then differ. "
-                "That is what rounding does: float32 arithmetic (7 digits, fewer after subtracting "
-                "two close numbers), a number copied with few decimals, or an estimate such as a "
-                "finite difference where the exact value was asked.",
-                "Compute from the parameters in float64 (plain Python floats are), with the exact "
-                "formula rather than an estimate."),
+                "Your numbers agree with the right ones in their first few digits, then differ.",
+                "Go through your computation step by step against the prompt: the formula, the "
+                "step sizes and the dtype it asks for."),
     "summed": ("A sum where the entries were asked",
                "Your answer adds up entries the right answer keeps apart (all of them into one "
                "number, or the rows of a batch into one row): the per-element values were asked for.",
@@ -96,19 +93,36 @@ GENERIC = {
                     "Your numbers add up to the right answer: you gave the per-element values (one "
                     "per entry or per sample) where the question asks for one number, their sum.",
                     "The answer is a single number: what reduces your entries to it?"),
-    "typed_in": ("Typed in, not computed",
-                 "Your answer is the same at every set of values the self-check tried: it was typed "
-                 "in, or computed from numbers copied out of the prompt, so it is right only where "
-                 "those numbers happen to hold.",
+    "typed_in": ("Does not follow the parameters",
+                 "Your answer is the same at every set of values the self-check tried, but the "
+                 "right one changes with the parameters: it does not depend on them as it should.",
                  "Write the answer with the names the setup cell defines, so that it follows them "
                  "when they change."),
     "shown_values_only": ("Right at the shown values only",
                           "Your answer changes with the parameters, but agrees with the right one only "
-                          "at the values shown in the notebook: a formula that coincides with the right "
-                          "one at that point, or a number from the prompt written where a parameter "
-                          "belongs.",
+                          "at the values shown in the notebook: your formula and the right one "
+                          "coincide at that point and part elsewhere.",
                           "Work your formula at a second set of values by hand (or with torch) and "
-                          "compare; look for a number in your cell that should be a parameter."),
+                          "compare it with the right one, term by term."),
+}
+
+# what a generic diagnosis may add only on the answer cell's evidence (``answers.evidence``)
+ON_EVIDENCE = {
+    ("typed_in", "literal"): (
+        "Typed in, not computed",
+        " Your cell writes numbers where the setup's names belong: a number typed in is right "
+        "only where it happens to hold.",
+        ""),
+    ("shown_values_only", "literal"): (
+        None,
+        " Your cell holds a number of the setup's values: written where a parameter belongs, "
+        "it is right only at the shown values.",
+        " Look for a number in your cell that should be a parameter."),
+    ("rounded", "float32"): (
+        None,
+        " Your code computes in float32 (about 7 significant digits, fewer after subtracting two "
+        "close numbers).",
+        " Compute in float64 (plain Python floats are)."),
 }
 
 # families of slips that describe the same kind of error with different sizes (see _consistent)
@@ -168,6 +182,10 @@ def _reordered(kind: Kind, answer: torch.Tensor, ref: torch.Tensor) -> bool:
     if ref.dim() == 0 or ref.shape[0] < 2 or not (ref.isfinite().all() and answer.isfinite().all()):
         return False
     rows, left = list(answer), list(ref)
+    # only a permutation of distinct entries says "order": repeated or zero entries move by chance
+    if any(numbers_close(a, b, kind.rtol, kind.atol) for i, a in enumerate(left) for b in left[i + 1:]) \
+            or sum(bool((r != 0).any()) for r in left) < 2:
+        return False
     for row in rows:
         match = next((k for k, other in enumerate(left)
                       if numbers_close(row, other, kind.rtol, kind.atol)), None)
@@ -183,9 +201,13 @@ def _shape_slip(kind: Kind, answer: torch.Tensor, ref: torch.Tensor) -> str | No
     if not (ref.isfinite().all() and answer.isfinite().all()):
         return None
     near = lambda a, b: a.shape == b.shape and numbers_close(a, b, kind.rtol, kind.atol)
-    if ref.numel() > 1 and answer.numel() == 1 and near(answer.reshape(()), ref.sum()):
+    # a sum only where it adds two nonzero entries somewhere: else nothing was summed (a
+    # diagonal read off a matrix whose other entries are zero)
+    adds = lambda d: bool(((ref != 0).sum(d) >= 2).any())
+    if ref.numel() > 1 and answer.numel() == 1 and int((ref != 0).sum()) >= 2 and \
+            near(answer.reshape(()), ref.sum()):
         return "summed"
-    if ref.dim() >= 2 and any(near(answer, ref.sum(d)) for d in range(ref.dim())):
+    if ref.dim() >= 2 and any(adds(d) and near(answer, ref.sum(d)) for d in range(ref.dim())):
         return "summed"
     if ref.numel() == 1 and answer.numel() > 1 and near(answer.sum(), ref.reshape(())):
         return "per_element"
@@ -328,10 +350,22 @@ def answer_names(kind: Kind, ref: Canonical) -> set[str]:
             (v.endswith(("Error", "Exception")) or "Backward" in v or v == "AccumulateGrad")}
 
 
+WITHHELD = ("The explanation of this mistake would name the answer, so it is left out here: "
+            "compare your answer with what the lesson says about each line.")
+
+
 def redact(text: str, names: set[str]) -> str:
-    for name in sorted(names, key=len, reverse=True):
-        text = re.sub(rf"(?<![\w.]){re.escape(name)}(?!\w)", "(the name you are asked for)", text)
-    return text
+    """``text`` without the sentences that show one of ``names``: a sentence about the answer's
+    names states the answer (a placeholder in it would still say which line raises)."""
+    if not names:
+        return text
+    ordered = sorted(names, key=len, reverse=True)
+    shows = re.compile("|".join(rf"(?<![\w.]){re.escape(n)}(?!\w)" for n in ordered))
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'`])", text)
+    kept = [sentence for sentence in sentences if not shows.search(sentence)]
+    if len(kept) == len(sentences):
+        return text
+    return " ".join(kept) or WITHHELD
 
 
 def missing_message(check: Check, answer: Plain) -> str:
@@ -339,9 +373,31 @@ def missing_message(check: Check, answer: Plain) -> str:
     return template.format(answer=check.spec.answer, error=answer.get("error", "an error"))
 
 
+# errors whose cause is the same in every exercise: (exception name, words of its text, what it means)
+EXPLAINED = (
+    ("OverflowError", "", "a number grew past the largest float (about 1.8e308). In a loop of "
+     "steps that means the values diverged: each step made them larger. Check the sign and the "
+     "size (the learning rate) of the step at that line."),
+    ("AttributeError", "'NoneType'", "a value your code uses is None. A function that ends "
+     "without return gives None: does each function return what the prompt asks (a result, a "
+     "handle)?"),
+    ("ZeroDivisionError", "", "a division by zero: one of the values your code divides by is 0 "
+     "at these values."),
+)
+
+
 def error_message(answer: Plain) -> str:
-    text = answer.get("text")  # only in the student's own kernel; the sandbox sends no text
-    return f"Your code raised {answer.get('v', 'an error')}" + (f": {text}" if text else ".")
+    """The error the student's own code raised, with where (in the kernel: the line) and, for
+    the errors ``EXPLAINED`` lists, what it means, rather than the raw exception alone."""
+    name, text = str(answer.get("v", "an error")), answer.get("text")  # no text from the sandbox
+    line = answer.get("line")
+    where = f" ({line})" if isinstance(line, str) and line else ""
+    means = next((m for n, words, m in EXPLAINED if n == name and words in str(text or "")), None)
+    if means is not None:
+        return f"Your code raised {name}{where}: {means}"
+    if where:
+        return f"Your code raised {name}{where}" + (f". {text}" if text else ".")
+    return f"Your code raised {name}" + (f": {text}" if text else ".")
 
 
 @dataclass
@@ -450,19 +506,25 @@ def _judge(check: Check, answers: list[Plain]) -> Feedback:
     # an answer right there does not follow it, whatever it matches elsewhere
     if public.status == "correct":
         hit, ambiguous = None, False
+    if hit is not None and _untrue_story(check.wrong[hit], answers[0]):
+        hit, ambiguous = None, False
+    several = _several(check, public) if public.status == "wrong" else []
+    if several:  # each wrong entry explained by its own mistake, rather than one story for all
+        hit, ambiguous = None, False
     slip = _consistent(results)
     failing = [r for r in results[1:] if r.status != "correct"]
     if slip is None and hit is None and public.status == "correct" and failing and \
             all(r.status == "wrong" for r in failing):  # read and wrong there, not a crash
         slip = "typed_in" if _constant(check, results) else "shown_values_only"
-    fb.message = _summary(check, results, hit, slip)
+    fb.message = _summary(check, results, hit, slip, answers)
     if ambiguous:
         fb.message += (" At these values two known mistakes give this same number; the values "
                        "that tell them apart were not tried (run the check in the notebook).")
     unmet = next((r.unmet for r in results if r.unmet is not None), None)
     if unmet is not None and hit is None:
         req = check.requires[unmet]
-        fb.misconception, fb.misconception_name = "prompt_requirement", f"The prompt asks for {req.name}"
+        fb.misconception = "prompt_requirement"
+        fb.misconception_name = f"Not yet what the prompt asks: {req.name}"
         fb.explanation, fb.hint = req.explanation, req.hint
     elif hit is not None:
         w = check.wrong[hit]
@@ -470,10 +532,108 @@ def _judge(check: Check, answers: list[Plain]) -> Feedback:
         fb.misconception, fb.explanation, fb.hint = w.misconception, redact(w.explanation, names), \
             redact(w.hint, names)
         fb.misconception_name = w.name
+    elif several:
+        names = answer_names(check.kind, check.variants[0].reference)
+        fb.misconception, fb.misconception_name = "several_mistakes", SEVERAL
+        fb.explanation = " ".join(f"({k}) {redact(check.wrong[i].explanation, names)}"
+                                  for k, i in enumerate(several, start=1))
+        fb.hint = redact(check.wrong[several[0]].hint, names)
     elif slip is not None:
         fb.misconception = slip
-        fb.misconception_name, fb.explanation, fb.hint = GENERIC[slip]
+        fb.misconception_name, fb.explanation, fb.hint = generic_text(slip, answers[0], results[0], check)
     return fb
+
+
+def evidence_of(answer: Plain) -> set[str]:
+    """What the answer cell showed (``answers.evidence``); the answer's own dtype counts too."""
+    found = answer.get("evidence") if type(answer) is dict else None
+    out = {e for e in found if type(e) is str} if type(found) is list else set()
+    if type(answer) is dict and answer.get("dtype") in ("float32", "float16", "bfloat16"):
+        out.add("float32")
+    return out
+
+
+def generic_text(slip: str, answer: Plain, public: Judgement, check: Check) -> tuple[str, str, str]:
+    """A generic slip's name, explanation and hint: what the numbers show, plus a cause only
+    where the answer cell shows its evidence (``ON_EVIDENCE``), and for "rounded" where the
+    digits part."""
+    name, why, hint = GENERIC[slip]
+    found = evidence_of(answer)
+    for (s, e), (other, more_why, more_hint) in ON_EVIDENCE.items():
+        if s == slip and e in found:
+            name = other or name
+            why += more_why
+            hint += more_hint
+    if slip == "rounded":
+        why += _digits_note(check, public)
+    return name, why, hint
+
+
+def _digits_note(check: Check, public: Judgement) -> str:
+    """Where the digits part at the shown values: the entry and how many digits agree (never
+    the right digits themselves)."""
+    got, ref = public.canonical, check.variants[0].reference
+    if not (isinstance(got, torch.Tensor) and isinstance(ref, torch.Tensor)) or got.shape != ref.shape:
+        return ""
+    a, r = got.reshape(-1).double(), ref.reshape(-1).double()
+    worst = int(torch.argmax((a - r).abs() / r.abs().clamp_min(1e-300)))
+    if not bool(r[worst] != 0):
+        return ""
+    digits = max(0, int(-torch.log10((a[worst] - r[worst]).abs() / r[worst].abs()).floor()))
+    where = f" entry {_index(worst, ref)}" if r.numel() > 1 else ""
+    return f" Your{where} agrees with the right value to about {digits} significant digits."
+
+
+def _index(flat: int, ref: torch.Tensor) -> str:
+    return str(tuple(divmod(flat, ref.shape[-1]))) if ref.dim() == 2 else f"[{flat}]"
+
+
+# x.backward(z), a story about a seed (not x.backward(create_graph=True))
+_SEEDED_CALL = re.compile(r"\w\.backward\((?!\w+=)[A-Za-z_]")
+
+
+SEVERAL = "Several mistakes at once, each explained below"
+
+
+def _several(check: Check, public: Judgement) -> list[int]:
+    """For a table wrong in entries that no one listed mistake accounts for exactly: the listed
+    mistakes each of whose own entries (those no other mistake changes, short of one that
+    contains it whole) are wrong here exactly as it has them, and whose changes lie within the
+    answer's wrong entries, when between them (two at least) they cover every wrong entry; else
+    none. Each is then explained, rather than one mistake's story told for all (a fix-it with
+    several bugs left)."""
+    if not isinstance(check.kind, Table) or not isinstance(public.canonical, dict) or _exact(check, public):
+        return []
+    ref = check.variants[0].reference
+    try:
+        wrong_here = {j for j, ok in enumerate(_cells(check.kind, public.canonical, ref)) if not ok}
+        changes = {i: ({j for j, ok in enumerate(_cells(check.kind, value, ref)) if not ok},
+                       _cells(check.kind, public.canonical, value))
+                   for i, value in check.variants[0].wrong}
+    except (TypeError, KeyError, RuntimeError):
+        return []
+    picked: list[int] = []
+    covered: set[int] = set()
+    for i, (theirs, agree) in changes.items():
+        others = set().union(*(t for k, (t, _) in changes.items() if k != i and not theirs < t))
+        own = theirs - others
+        if own and theirs <= wrong_here and all(agree[j] for j in own) and not theirs <= covered:
+            picked.append(i)
+            covered |= theirs
+    return picked if len(picked) >= 2 and covered == wrong_here else []
+
+
+def _exact(check: Check, public: Judgement) -> bool:
+    """Is the answer exactly a listed mistake here (not only in part)?"""
+    values = dict(check.variants[0].wrong)
+    return any(i in values and same(check.kind, public.canonical, values[i]) for i in public.matches)
+
+
+def _untrue_story(wrong: WrongInfo, answer: Plain) -> bool:
+    """A listed mistake whose explanation tells of a seeded ``backward`` call, for an answer cell
+    that calls backward without a seed: the numbers agree, the story does not."""
+    found = evidence_of(answer)
+    return "backward" in found and "seed" not in found and bool(_SEEDED_CALL.search(wrong.explanation))
 
 
 def _consistent(results: list[Judgement]) -> str | None:
@@ -495,7 +655,8 @@ def _consistent(results: list[Judgement]) -> str | None:
     return None
 
 
-def _summary(check: Check, results: list[Judgement], hit: int | None, slip: str | None = None) -> str:
+def _summary(check: Check, results: list[Judgement], hit: int | None, slip: str | None = None,
+             answers: list[Plain] = ()) -> str:
     public, hidden = results[0], results[1:]
     unmet = next((r for r in results if r.unmet is not None), None)
     if unmet is not None and not any(r.wrong is not None for r in results):
@@ -508,9 +669,12 @@ def _summary(check: Check, results: list[Judgement], hit: int | None, slip: str 
     if public.status == "correct":
         bad = sum(r.status != "correct" for r in hidden)
         msg = f"Right at the shown values, but not at {bad} of {len(hidden)} other set(s) of values."
-        if _constant(check, results):
+        if _constant(check, results) and answers and "literal" in evidence_of(answers[0]):
             msg += (" Your answer does not change when the parameters change: it looks typed in. "
                     "Compute it from the parameters in the setup cell instead.")
+        elif _constant(check, results):
+            msg += (" Your answer does not change when the parameters change, but the right one "
+                    "does: compute it from the names the setup cell defines.")
         return msg
     if public.cells:
         shown = ", ".join(public.cells[:6])
@@ -547,6 +711,38 @@ def _what_differs(check: Check, public: Judgement) -> str:
         return (f"This is not the value PyTorch gives: it is {side}, and it matches none of the usual "
                 "mistakes. Work it out step by step, or compute it with torch and compare.")
     return "This is not the value PyTorch gives, and it matches none of the usual mistakes."
+
+
+def describe_difference(check: Check, variant: int, answer: Plain, at: str = "There") -> str:
+    """At a practice variant (public values), the first entry where the answer differs: what
+    it gives and what is right, to as many digits as tell them apart. Empty where the reference
+    is sealed, not numbers, or the answer is not read there."""
+    try:
+        result = judge_variant(check, variant, answer)
+    except Exception:
+        return ""
+    got, ref = result.canonical, check.variants[variant].reference
+    if not (result.read and isinstance(got, torch.Tensor) and isinstance(ref, torch.Tensor)) \
+            or got.shape != ref.shape:
+        return ""
+    a, r = got.reshape(-1).double(), ref.reshape(-1).double()
+    bad = next((i for i in range(r.numel())
+                if not numbers_close(a[i:i + 1], r[i:i + 1], check.kind.rtol, check.kind.atol)), None)
+    if bad is None:
+        return ""
+    mine, right = digits(float(a[bad]), float(r[bad]))
+    where = f" at entry {_index(bad, ref)}" if r.numel() > 1 else ""
+    return f" {at}{where}, your answer gives {mine}; the right value is {right}."
+
+
+def digits(a: float, b: float) -> tuple[str, str]:
+    """``a`` and ``b`` to four significant digits, or as many more (up to 12) as it takes for
+    them to read differently."""
+    for n in range(4, 13):
+        x, y = f"{a:.{n}g}", f"{b:.{n}g}"
+        if x != y:
+            break
+    return ("0" if x in ("-0", "0") else x), ("0" if y in ("-0", "0") else y)
 
 
 def _shape_note(check: Check, public: Judgement) -> str | None:

@@ -15,12 +15,13 @@ import difflib
 import html
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from autograder import byhand, checkdata
-from autograder.answers import FROM_NAMESPACE, answer_cell_from_history, read_all
-from autograder.feedback import VERDICTS, Feedback
-from autograder.judge import judge
+from autograder.answers import FROM_NAMESPACE, answer_cell_from_history, assigns, names_read, read_all
+from autograder.feedback import VERDICTS, Feedback, as_html, misconception_line
+from autograder.judge import describe_difference, judge
 
 
 def _unknown(exercise_id: Any) -> Feedback:
@@ -82,12 +83,50 @@ def _self_check(exercise_id: str, answer: Any, namespace: dict[str, Any] | None,
     try:
         ns, history = _kernel(namespace, history)
         answers = read_all(found.spec, ns, history, value=answer)
-        if answer_cell_from_history(found.spec.answer, history) is None:
+        source = answer_cell_from_history(found.spec.answer, history)
+        if source is None:
             answers = answers[:1]  # no answer cell to re-run (not in a kernel): the shown values
-        fb = judge(found, answers)
-        return _where(fb, found)
+        fb = _where(judge(found, answers), found, answers)
+        if source is not None:
+            _LAST[exercise_id] = Checked(source, answer, len(history), fb)
+        return fb
     except Exception as e:  # never let a strange answer stop "Run all"
         return _crash(exercise_id, e)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The last self-check of an exercise in this kernel: what review() may show again."""
+
+    source: str  # the answer cell it re-ran
+    answer: Any  # the answer object it judged (held, so its identity stays its own)
+    cells: int  # how many cells the history held then
+    feedback: Feedback
+
+
+_LAST: dict[str, Checked] = {}
+
+
+def _still(exercise_id: str, answer: Any, history: list[str]) -> Feedback | None:
+    """The last check's feedback, where nothing it judged has changed since: the same answer
+    cell and answer object, and no cell run after it binds a name the answer cell reads."""
+    last = _LAST.get(exercise_id)
+    found = _check_of_practice(exercise_id)
+    if last is None or found is None or last.answer is not answer or len(history) < last.cells:
+        return None
+    if answer_cell_from_history(found.spec.answer, history) != last.source:
+        return None
+    reads = names_read(last.source)
+    if any(assigns(cell, name) for cell in history[last.cells - 1:-1] for name in reads):
+        return None
+    return last.feedback
+
+
+def _check_of_practice(exercise_id: str) -> checkdata.Check | None:
+    try:
+        return checkdata.practice(exercise_id)
+    except KeyError:
+        return None
 
 
 def _kernel(namespace: dict[str, Any] | None, history: list[str] | None) -> tuple[dict, list[str]]:
@@ -98,15 +137,27 @@ def _kernel(namespace: dict[str, Any] | None, history: list[str] | None) -> tupl
     return ns, history
 
 
-def _where(fb: Feedback, found: checkdata.Check) -> Feedback:
+def _where(fb: Feedback, found: checkdata.Check, answers: list[dict] = ()) -> Feedback:
     """Name the practice values where the answer fails (they are public: only the grading
-    variants are kept back)."""
-    failed = [found.spec.setups[i] for i, v in enumerate(fb.variants) if i and v.status != "correct"]
+    variants are kept back): the lines of their setup that differ from the shown one, and
+    there, what the answer gives and what is right."""
+    failed = [i for i, v in enumerate(fb.variants) if i and v.status != "correct"]
     if fb.variants and fb.variants[0].status == "correct" and failed:
-        shown = "; ".join(f"`{setup.strip().splitlines()[0]}`" for setup in failed if setup.strip())
+        shown = "; ".join(f"`{line}`" for i in failed for line in _changed(found.spec.setups[0],
+                                                                           found.spec.setups[i]))
         if shown:
             fb.message += f" The self-check re-ran your answer cell with {shown}."
+        first = _changed(found.spec.setups[0], found.spec.setups[failed[0]])
+        if len(answers) > failed[0] and first:
+            fb.message += describe_difference(found, failed[0], answers[failed[0]],
+                                              at=f"At `{'; '.join(first)}`")
     return fb
+
+
+def _changed(shown: str, other: str) -> list[str]:
+    """The lines of ``other`` (a practice setup) that are not in the shown setup: its values."""
+    before = set(shown.splitlines())
+    return [line.strip() for line in other.splitlines() if line.strip() and line not in before][:4]
 
 
 def _shell() -> Any:
@@ -154,12 +205,18 @@ _install_by_hand_hook()
 
 
 class Review(list):
-    """A chapter's self-checks as one table (a list of Feedback that renders as HTML)."""
+    """A chapter's self-checks as one table (a list of Feedback that renders as HTML), in the
+    notebook's order; ``numbers`` holds each one's exercise number ("4.2")."""
+
+    def __init__(self, feedback: list[Feedback] = (), numbers: list[str] = ()) -> None:
+        super().__init__(feedback)
+        self.numbers = list(numbers) or [""] * len(self)
 
     def __str__(self) -> str:
         done = sum(fb.correct for fb in self)
         lines = [f"{done} of {len(self)} exercises right"]
-        lines += [f"  {fb.verdict:>12}  {fb.exercise}: {fb.title}" for fb in self]
+        lines += [f"  {VERDICTS[fb.verdict].label:>16}  {number:>5}  {fb.title} [{fb.exercise}]"
+                  for number, fb in zip(self.numbers, self, strict=True)]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -168,24 +225,32 @@ class Review(list):
     def _repr_html_(self) -> str:
         done = sum(fb.correct for fb in self)
         rows = []
-        for fb in self:
+        for number, fb in zip(self.numbers, self, strict=True):
             label, ink, paper, mark = VERDICTS[fb.verdict]
-            why = html.escape(fb.misconception_name or "")
+            why = as_html(misconception_line(fb.misconception, fb.misconception_name or "")) \
+                if fb.misconception_name else ""
             rows.append(f'<tr style="background:{paper}"><td style="color:{ink}">{mark} {label}</td>'
-                        f"<td>{html.escape(fb.title)}</td><td>{why}</td></tr>")
+                        f"<td>{html.escape(number)}</td><td>{html.escape(fb.title)}</td><td>{why}</td></tr>")
         return (f'<div class="gradtutor-review"><b>{done} of {len(self)} exercises right.</b>'
-                '<table><tr><th>verdict</th><th>exercise</th><th>likely misconception</th></tr>'
+                '<table><tr><th>verdict</th><th>exercise</th><th>title</th><th>likely misconception</th></tr>'
                 + "".join(rows) + "</table></div>")
 
 
 def review(chapter: int, answers: dict[str, Any]) -> Review:
-    """Check every exercise of a chapter at once: ``review(1, globals())``.
+    """Check every exercise of a chapter at once, in the notebook's order: ``review(1, globals())``.
 
     ``answers`` maps answer names to values (a notebook's ``globals()`` does); exercises whose
-    answer name is missing count as not answered."""
+    answer name is missing count as not answered. Each is checked as ``check`` does (the
+    shown and the practice values), never at every grading variant."""
+    ids = checkdata.chapter_ids(chapter) if isinstance(chapter, int) else []
+    _, history = _kernel(None, None)
     out = Review()
-    for exercise_id in checkdata.ids():
-        found = checkdata.get(exercise_id)
-        if found.chapter == chapter:
-            out.append(check(exercise_id, answers.get(found.spec.answer, Ellipsis)))
+    for number, exercise_id in enumerate(ids, start=1):
+        found = _check_of_practice(exercise_id)
+        if found is None:
+            continue
+        answer = answers.get(found.spec.answer, Ellipsis)
+        # the check under the answer cell, where nothing it judged changed since; else check again
+        out.append(_still(exercise_id, answer, history) or check(exercise_id, answer))
+        out.numbers.append(f"{chapter}.{number}")
     return out

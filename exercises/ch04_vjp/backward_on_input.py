@@ -58,7 +58,7 @@ x_grad_after = x.grad""",
               "That is dz/dx, what z.backward() would give. But backward() starts from the tensor "
               "it is called on, here x, and the graph from x to x is empty: dx/dx = 1. The "
               "argument z is not 'the function to differentiate'; it is the upstream gradient, "
-              "which only scales that 1. So x.grad is the value of z.",
+              "which only scales that 1.",
               "Read x.backward(z) as: start at x with incoming gradient z. What is dx/dx?"),
         Wrong("seed_is_vjp", lambda x0: 1.0,
               "1 is dx/dx, right for x.backward() with no argument. The argument of backward() "

@@ -106,7 +106,7 @@ runs = {row: {"error": error_of(line)} for row, line in lines.items()}""",
     analytic=analytic,
     wrong=(
         Wrong("one_element_scalar", table_with(analytic, d={"error": "RuntimeError"}),
-              "Line d runs. For backward() 'scalar' means one element, not zero dimensions: "
+              "For backward() 'scalar' means one element, not zero dimensions: "
               "3 * w has shape (1,), holds a single number, and backward() seeds it with 1.",
               "Count the elements of 3 * w, not its dimensions."),
         Wrong("seed_required", table_with(analytic, a={"error": None}),

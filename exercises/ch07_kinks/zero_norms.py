@@ -102,23 +102,24 @@ for name, loss in losses.items():
     wrong=(
         Wrong("norm_at_zero",
               lambda X: analytic(X, {"sqrt_sum_squares": [0.0, 0.0], "normalize": [0.0, 0.0]}),
-              "The three losses agree wherever a row is non-zero, but not at the zero row. "
-              "vector_norm's backward is special-cased to give 0 there. The hand-written "
-              "sqrt(sum x²) multiplies sqrt's infinite slope at 0 by 2x = 0, which is NaN. "
-              "F.normalize divides by max(norm, 1e-12), so at 0 each entry's slope is 1/1e-12.",
+              "The three losses agree wherever a row is non-zero, but not at the zero row: "
+              "there each one's backward does something of its own. vector_norm's backward "
+              "has a special case for a zero row; the hand-written sqrt(sum x²) goes through "
+              "sqrt's infinite slope at 0; F.normalize divides by max(norm, eps).",
               "Differentiate each formula as autograd does, one operation at a time, at the "
               "zero row."),
         Wrong("norm_at_zero",
               lambda X: analytic(X, {"sqrt_sum_squares": [math.inf, math.inf]}),
               "sqrt's slope at 0 is infinite, but the chain then multiplies it by "
-              "d(x²)/dx = 2x = 0. inf · 0 is NaN, not inf.",
+              "d(x²)/dx = 2x = 0, and a product of an infinite and a zero factor is not infinite "
+              "in floating point.",
               "Write the chain for one entry of the zero row: slope of sqrt times slope of "
               "the sum of squares."),
         Wrong("norm_at_zero",
               lambda X: analytic(X, {"normalize": [0.0, 0.0]}),
               "F.normalize computes x / max(‖x‖, eps) with eps = 1e-12, so near 0 it is x "
-              "divided by a tiny constant: its slope there is 1/eps = 1e12, not 0. A zero "
-              "row in a normalised layer can launch enormous gradients.",
+              "divided by a tiny constant, whose slope is far from 0. A zero row in a "
+              "normalised layer can launch enormous gradients.",
               "Read F.normalize's formula in its documentation: what is the denominator "
               "at a zero row?"),
     ),

@@ -88,7 +88,8 @@ from autograder.harness import clip_run   # what the grader runs""",
               lambda w, x, c: {"with_hook": analytic(w, x, c)["with_hook"], "after_remove": analytic(w, x, c)["with_hook"]},
               "The gradient is still clipped after handle.remove(): the hook that was removed is "
               "not the one that ran, so yours stays registered (for example, the function "
-              "registered two hooks, or returned a different handle). The handle "
+              "registered two hooks, or returned something other than that hook's handle, "
+              "which nothing can remove). The handle "
               "register_hook returns is the only way to take that hook off again.",
               "Return the very handle that register_hook gave you."),
     ),

@@ -123,13 +123,12 @@ Before you run it, predict the three counts for $n = {{n}}$: which operations sa
     wrong=(
         Wrong("checkpoint_keeps_inputs", table_with(analytic, checkpointed={"saved": 0}),
               "A checkpointed block saves nothing of what runs inside it, but it does keep the "
-              "tensor it was given: backward must rerun the block from that input. So each "
-              "checkpointed block costs one saved tensor, its input.",
+              "tensor it was given: backward must rerun the block from that input.",
               "What does checkpoint need in order to recompute the block during backward?"),
         Wrong("saved_per_use", table_with(analytic, square_relu=lambda n, x: {"saved": 2 * n}),
               "t * t saves both of its operands for backward, even when they are the same "
               "tensor: the pack hook runs twice for it (the same storage, so no extra memory, "
-              "but two saved slots). With relu's saved output that is 3 per step.",
+              "but two saved slots), and relu saves what its own backward needs besides.",
               "d(a·b)/da needs b and d(a·b)/db needs a. What does mul save when a is b?"),
         Wrong("saved_per_use", lambda n, x: {"chain": {"saved": 4 * n}, "checkpointed": {"saved": n},
                                              "square_relu": {"saved": 3 * n}},

@@ -45,6 +45,21 @@ class _Detached(_Stable):
         return grad_out * torch.sigmoid(x.detach())
 
 
+class _NaiveBackward(_Stable):
+    """Half fixed: the stable forward, the backward still as it reads."""
+
+    backward = staticmethod(_Naive.backward)
+
+
+class _NaiveForward(_Naive):
+    """Half fixed: a stable backward, the forward still as it reads."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+
+
 class _Flipped(_Stable):
     @staticmethod
     def backward(ctx, grad_out):
@@ -124,6 +139,17 @@ from autograder.harness import function_report   # what the grader runs""",
               "log(1 + exp(x)) as written: exp(800) is inf in float64, so the value is inf, "
               "and the backward exp(x) / (1 + exp(x)) is inf / inf = nan. The maths is right; "
               "the order of operations overflows.",
+              "For x > 0, factor e^x out of 1 + e^x. What is left inside the log?"),
+        # half fixed: each says only what is still wrong (the other half is right)
+        Wrong("softplus_overflow", _run(_NaiveBackward.apply),
+              "Your forward is stable now, but the backward still computes e^x / (1 + e^x): at "
+              "an input above 709.8 both are inf in float64, and inf / inf is nan. The "
+              "derivative overflows the way the forward did.",
+              "Rewrite the derivative the way you rewrote the forward: so that nothing you "
+              "exponentiate is positive."),
+        Wrong("softplus_overflow", _run(_NaiveForward.apply),
+              "Your backward is stable, but the forward still computes log(1 + e^x): above "
+              "709.8, e^x is inf in float64, and so is the value.",
               "For x > 0, factor e^x out of 1 + e^x. What is left inside the log?"),
         Wrong("backward_not_differentiable", _run(_Detached.apply),
               "The first derivative is right (gradcheck passes), but the backward computes it "

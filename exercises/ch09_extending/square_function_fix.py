@@ -56,6 +56,13 @@ class _SavedOutput(torch.autograd.Function):
         return 2 * y * grad_out
 
 
+class _Detached(_Buggy):
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return 2 * grad_out * x.detach()
+
+
 def _run(apply):
     def value(x: list, g: list) -> dict:
         return function_report(apply, [torch.tensor(x, dtype=torch.float64)], torch.tensor(g, dtype=torch.float64))
@@ -141,6 +148,12 @@ yourself before you check.
               "receives dL/d(output) and must return dL/d(input) = grad_out · d(output)/d(input); "
               "without the factor it only works when the upstream gradient is all ones.",
               "Where does grad_out appear in what your backward returns?"),
+        Wrong("backward_not_differentiable", _run(_Detached.apply),
+              "The first derivative is right (gradcheck passes), but the backward computes it "
+              "from a tensor cut off from autograd (x.detach(), .numpy(), .item() or "
+              "torch.no_grad()), so the gradient has no graph back to x and its own derivative "
+              "comes out wrong: gradgradcheck fails.",
+              "Build backward from torch operations on the saved tensor itself."),
         Wrong("custom_saved_output", _run(_SavedOutput.apply),
               "This backward saved the output y = x² and returned 2·y·grad_out = 2x²·grad_out. "
               "The derivative 2x needs the input; if you save the output, rewrite the "

@@ -166,11 +166,14 @@ from autograder.harness import engine_report   # what the grader runs""",
     finite_diff=_run(FiniteDiffEngine),
     wrong=(
         Wrong("fanout_assign", _run(AssignEngine),
-              "The reuse and fan-out rows fail and nothing else does: your _backward closures "
-              "assign (self.grad = ...) where they must add (self.grad += ...). A node used twice "
-              "receives one contribution per use; assigning keeps only the last one to arrive "
-              "(for x + x, that is 1 instead of 2).",
-              "In each _backward, what happens to a gradient that is already in self.grad?"),
+              "The reuse and fan-out rows fail and nothing else does: a node used more than once "
+              "ends with the wrong total gradient. Two bugs give exactly these rows: _backward "
+              "closures that assign (self.grad = ...) where they must add (self.grad += ...), so "
+              "only the last use's contribution stays; or a backward() that runs a shared node's "
+              "_backward more than once (an order built without a visited set, or no "
+              "topological order at all), so its gradient is passed on again.",
+              "Check both: in each _backward, what happens to a gradient already in self.grad? "
+              "And does backward() run each node's _backward exactly once?"),
         Wrong("topo_order", _run(ForwardOrderEngine),
               "Every single-operation row passes, and every graph with more than one operation "
               "fails: the local derivatives are right but backward() calls the nodes' _backward "

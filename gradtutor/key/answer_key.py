@@ -8,15 +8,18 @@ the practice values (``practice_check``), and the grading sandbox ships none.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
+import os
+import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from autograder.answers import at_params
-from autograder.checkdata import Check, RequireInfo, Variant, WrongInfo, to_json
+from autograder.checkdata import Check, RequireInfo, Variant, WrongInfo, from_json, to_json
 from autograder.contract import AnswerSpec
 from autograder.judge import quietly, same
 from autograder.kinds import Canonical
@@ -61,6 +64,11 @@ def _requires(ex: Exercise) -> tuple[RequireInfo, ...]:
 
 def ids() -> list[str]:
     return registry.ids()
+
+
+def chapter_ids(chapter: int) -> list[str]:
+    """The chapter's exercises in lesson order (the order and numbers of its notebook)."""
+    return next((ch.exercise_ids() for ch in registry.chapters() if ch.number == chapter), [])
 
 
 def is_by_hand(exercise_id: str) -> bool:
@@ -132,7 +140,14 @@ def _same(ex: Exercise, a: Canonical, b: Canonical) -> bool:
 
 @cache
 def practice_check(exercise_id: str) -> Check:
-    """The self-check's data: the shown values, then the practice values (no grading variant)."""
+    """The self-check's data: the shown values, then the practice values (no grading variant).
+    Kept on disk (``_stored``): drawing practice values runs the unit's references and wrong
+    answers at many draws (half a minute for a training loop), and a notebook's self-check and
+    ``review()`` must answer at once."""
+    return _stored(exercise_id, _practice_check)
+
+
+def _practice_check(exercise_id: str) -> Check:
     ex = registry.get(exercise_id)
     practice = _practice(exercise_id)
     full = check_for(exercise_id)
@@ -140,6 +155,54 @@ def practice_check(exercise_id: str) -> Check:
     return Check(id=ex.id, title=ex.title, chapter=ex.chapter, points=ex.points, kind=ex.kind,
                  spec=spec_with(ex, setups), variants=(full.variants[0], *(v for _, v in practice)),
                  wrong=full.wrong, requires=full.requires)
+
+
+def cache_dir() -> Path:
+    """Where computed practice checks are kept: $GRADTUTOR_CACHE, else the user's cache folder."""
+    home = os.environ.get("GRADTUTOR_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or
+                                                     Path.home() / ".cache") / "gradtutor"
+    return Path(home) / "practice"
+
+
+@cache
+def code_digest(chapter_folder: str) -> str:
+    """A digest of every source a chapter's practice checks are computed from: its unit folder,
+    the shared exercise code, the runtime (kinds, harness, judge), the key and torch's version.
+    Any edit there makes new files."""
+    import torch
+
+    digest = hashlib.sha256(torch.__version__.encode())
+    roots = [(Path(importlib.util.find_spec(p).origin).parent, "**/*.py")
+             for p in ("autograder", "gradtutor.key")]
+    roots += [(registry.ROOT, "*.py"), (registry.ROOT / chapter_folder, "*.py")]
+    for root, pattern in roots:
+        for path in sorted(root.glob(pattern)):
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:20]
+
+
+def warm() -> None:
+    """Compute and keep every exercise's practice check (``make lab`` runs it once per change),
+    so that no self-check in the lab waits for one."""
+    for exercise_id in registry.ids():
+        practice_check(exercise_id)
+
+
+def _stored(exercise_id: str, compute: Any) -> Check:
+    """``compute(exercise_id)``, read from the cache folder when this code computed it before;
+    a folder that cannot be written only costs the time."""
+    folder = registry.module_path(exercise_id).split(".")[1]
+    path = cache_dir() / f"{exercise_id}-{code_digest(folder)}.json"
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        return from_json(json.loads(path.read_text()))
+    check = compute(exercise_id)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")  # atomic: kernels race
+        with os.fdopen(fd, "w") as f:
+            json.dump(to_json(check), f)
+        os.replace(tmp, path)
+    return check
 
 
 @cache

@@ -68,6 +68,11 @@ def _module_paths() -> dict[str, str]:
     return ids
 
 
+def module_path(exercise_id: str) -> str:
+    """The unit's module, ``exercises.chNN_slug.<id>``; ``KeyError`` (of the id) if there is none."""
+    return _module_paths()[exercise_id]
+
+
 @cache
 def get(exercise_id: str) -> Exercise:
     """The exercise with this id; ``KeyError`` (of the id) if there is none."""

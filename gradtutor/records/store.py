@@ -18,6 +18,7 @@ from typing import Any
 from nbformat.notebooknode import NotebookNode, from_dict
 from nbformat.v4 import nbjson
 
+from autograder.feedback import as_text, misconception_line
 from autograder.judge import answer_names, redact
 from gradtutor.course import Course
 from gradtutor.key import misconceptions, registry
@@ -144,12 +145,13 @@ def update_autograded(course: Course, result: SubmissionResult) -> int:
 
 
 def _verdict_text(entry: ExerciseResult) -> str:
-    lines = [f"{entry.verdict}: {entry.message}"]
+    lines = [f"{entry.verdict}: {as_text(entry.message)}"]
     if entry.misconception:
-        lines.append(f"Likely misconception: {misconceptions.name(entry.misconception)}")
+        line = misconception_line(entry.misconception, misconceptions.name(entry.misconception))
+        lines.append(f"Likely misconception: {line}")
         hint = hint_for(entry.id, entry.misconception)
         if hint:
-            lines.append(f"Hint: {hint}")
+            lines.append(f"Hint: {as_text(hint)}")
     lines.append(f"Points: {entry.points:g} of {entry.max_points:g}")
     return "\n".join(lines) + "\n"
 

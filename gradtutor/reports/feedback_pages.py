@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from autograder.feedback import VERDICTS
+from autograder.feedback import VERDICTS, misconception_line
 from gradtutor.course import Course
 from gradtutor.key import misconceptions, registry
 from gradtutor.records.files import write_atomic
@@ -123,7 +123,8 @@ def _exercise(e: ExerciseResult) -> dict[str, Any]:
         "auto_points": e.auto_points or 0,
         "extra_credit": e.extra_credit,
         "comment": e.comment,
-        "misconception": misconceptions.name(misconception) if misconception else None,
+        "misconception": misconception_line(misconception, misconceptions.name(misconception))
+        if misconception else None,
         "hint": hint_for(e.id, misconception) if misconception else None,
     }
 

@@ -14,6 +14,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from autograder.feedback import as_html
+
 
 def _escaped(value: Any) -> Any:
     """What ``{{ value }}`` writes: markup (a macro's output) as it is, anything else escaped.
@@ -27,9 +29,12 @@ def _escaped(value: Any) -> Any:
 
 @cache
 def environment() -> Environment:
-    return Environment(loader=PackageLoader("gradtutor.reports", "templates"), autoescape=True,
-                       undefined=StrictUndefined, finalize=_escaped, trim_blocks=True,
-                       lstrip_blocks=True, keep_trailing_newline=False)
+    env = Environment(loader=PackageLoader("gradtutor.reports", "templates"), autoescape=True,
+                      undefined=StrictUndefined, finalize=_escaped, trim_blocks=True,
+                      lstrip_blocks=True, keep_trailing_newline=False)
+    # feedback words as the notebook shows them: `code` set as code, numbers to six digits
+    env.filters["feedback"] = lambda text: Markup(as_html(str(text)))
+    return env
 
 
 def render(name: str, **context: Any) -> str:
