@@ -218,8 +218,8 @@ class Kernel:
             kind, content = msg["msg_type"], msg["content"]
             if kind == "stream":
                 text.append(content["text"])
-            elif kind in ("execute_result", "display_data"):
-                text.append(content["data"].get("text/plain", ""))
+            elif kind in ("execute_result", "display_data"):  # a line of its own, as a notebook shows it
+                text.append(content["data"].get("text/plain", "") + "\n")
             elif kind == "error":
                 error = content["ename"]
             elif kind == "status" and content["execution_state"] == "idle":
