@@ -67,6 +67,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="worker processes (default: number of cores, %(default)s here)")
     p.add_argument("--csv", type=Path, help="also write scores to this CSV file")
     p.add_argument("--force", action="store_true", help="re-grade submissions already graded")
+    p.add_argument("--student-python", type=Path, metavar="PYTHON",
+                   help="run the students' code on this interpreter and its packages, the ones "
+                        "their kernels use (e.g. /opt/gradtutor/student/bin/python on the class "
+                        "hub); it must be readable by every user. Default: $GRADTUTOR_STUDENT_PYTHON, "
+                        "else the grader's own Python")
     spread = p.add_mutually_exclusive_group()
     spread.add_argument("--shard", type=_shard, metavar="INDEX/COUNT",
                         help="grade only every COUNT-th student, starting at INDEX (0-based), and "

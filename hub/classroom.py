@@ -471,7 +471,9 @@ def grade_steps(cls: dict, assignment: str, *, force: bool = False) -> list[Step
     bins = ENVS["instructor"] / "bin"
     root = _tool_env("/root")
     return [
+        # the sandbox's children run the students' interpreter: the staff's is the staff's only
         Step("grade in the sandbox", (str(bins / "gradtutor"), "grade", course, "--assignment", assignment,
+                                      "--student-python", str(ENVS["student"] / "bin" / "python"),
                                       *(["--force"] if force else [])), course, root),
         # nbgrader's own feedback pages first (release_feedback hands out those, with their
         # timestamp.txt); `gradtutor feedback` puts its verdicts, misconceptions and hints on top

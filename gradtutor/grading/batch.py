@@ -37,7 +37,7 @@ Group = tuple[str, str]  # (student, assignment)
 
 def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, csv: Path | None,
               force: bool, shard: tuple[int, int] | None = None, gather: bool = False,
-              limits: Limits | None = None) -> int:
+              limits: Limits | None = None, student_python: Path | None = None) -> int:
     course = Course.at(course_dir)
     if os.geteuid() != 0 and not gather:
         print(NEEDS_ROOT, file=sys.stderr)
@@ -48,6 +48,11 @@ def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, c
         return 2
     if gather:
         return _gather(course, assignment, csv)
+    try:
+        python = forkserver.interpreter(student_python)
+    except forkserver.SandboxError as e:
+        print(f"gradtutor grade: {e}", file=sys.stderr)
+        return 2
     subs = find(course, assignment)
     groups: dict[Group, list[Submission]] = defaultdict(list)
     for sub in subs:
@@ -66,7 +71,7 @@ def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, c
         print(stale_message(course.root, stale), file=sys.stderr)
     started = time.monotonic()
     not_graded = _grade(course, todo, workers=workers, limits=limits or Limits(),
-                        to_gradebook=shard is None) if todo else {}
+                        to_gradebook=shard is None, python=python) if todo else {}
     results = store.load_results(course, assignment)
     if shard is not None:
         results = [r for r in results if (r.student, r.assignment) in groups]
@@ -177,11 +182,13 @@ def _mtime(path: Path) -> float:
 
 
 def _grade(course: Course, todo: dict[Group, list[Submission]], *, workers: int,
-           limits: Limits, to_gradebook: bool = True) -> dict[Group, str]:
+           limits: Limits, to_gradebook: bool = True,
+           python: forkserver.Interpreter | None = None) -> dict[Group, str]:
     """Grade ``todo``; return the groups left not graded, with the grader's reason."""
     sources = {a: course.source_notebooks(a) for a in {g[1] for g in todo}}
     try:  # the zygote warms up in its own process while this one reads and prepares
-        sandbox = forkserver.Sandbox(limits=limits, course_dir=course.root, imports=lesson_imports(sources))
+        sandbox = forkserver.Sandbox(limits=limits, course_dir=course.root, imports=lesson_imports(sources),
+                                     python=python)
     except (OSError, forkserver.SandboxError) as e:
         return dict.fromkeys(todo, f"the grading sandbox could not start ({e})")
     with sandbox:

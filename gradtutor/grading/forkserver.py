@@ -21,6 +21,7 @@ import selectors
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -49,8 +50,85 @@ BOOT = ("import sys; sys.path[0:0] = sys.argv[2:]; "
         "from autograder.sandbox.zygote import main; main(int(sys.argv[1]))")
 
 
+STUDENT_PYTHON = "GRADTUTOR_STUDENT_PYTHON"  # the default of `gradtutor grade --student-python`
+_PROBE = ("import json, sys, sysconfig; p = sysconfig.get_paths(); "
+          "print(json.dumps([sys.prefix, sys.base_prefix, p['purelib'], p['platlib']]))")
+
+
 class SandboxError(RuntimeError):
     """The sandbox itself failed (never the student's doing)."""
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """The Python the zygote runs: the students' interpreter and packages, so a grade sees the
+    same torch as the self-check did. Its prefixes stay visible to the children; its
+    site-packages are all the zygote imports from, besides the copied runtime."""
+
+    executable: str
+    prefixes: tuple[str, ...]
+    site: tuple[str, ...]
+
+    @classmethod
+    def current(cls) -> Interpreter:
+        paths = sysconfig.get_paths()
+        return cls(sys.executable, (sys.prefix, sys.base_prefix),
+                   tuple(dict.fromkeys((paths["purelib"], paths["platlib"]))))
+
+    @classmethod
+    def at(cls, python: str | Path) -> Interpreter:
+        """Another interpreter (a students' environment), asked for its own paths. It runs no
+        student code: ``-I`` keeps PYTHONPATH and the user's site out."""
+        try:
+            done = subprocess.run([str(python), "-I", "-c", _PROBE], capture_output=True, text=True,
+                                  timeout=60, stdin=subprocess.DEVNULL, env={"LANG": "C.UTF-8"})
+            prefix, base, purelib, platlib = json.loads(done.stdout)
+        except (OSError, subprocess.SubprocessError, ValueError) as e:
+            raise SandboxError(f"{python} did not run as a Python interpreter ({e})") from e
+        return cls(str(python), (prefix, base), tuple(dict.fromkeys((purelib, platlib))))
+
+    def keep(self) -> set[Path]:
+        """What the children must still read inside folders hidden from them."""
+        return {Path(p).resolve() for p in (*self.prefixes, *self.site)}
+
+    def unreadable(self) -> list[str]:
+        """Folders of this interpreter that another user cannot enter and read: the children,
+        each a user of its own, could not import from them (a staff-only environment). Folders
+        above them that the sandbox rebuilds (the grader's home, the scratch folders) are
+        traversable there whatever their modes here."""
+        rebuilt = [Path.home().resolve(), *(Path(p) for p in ("/tmp", "/var/tmp", "/dev/shm"))]
+        bad = []
+        for top in sorted(self.keep()):
+            for folder in (top, *top.parents):
+                if folder != top and any(folder.is_relative_to(r) for r in rebuilt):
+                    break
+                try:
+                    mode = folder.stat().st_mode
+                except OSError:
+                    bad.append(str(folder))
+                    break
+                need = stat.S_IXOTH | (stat.S_IROTH if folder == top else 0)
+                if mode & need != need:
+                    bad.append(f"{folder} (mode {stat.filemode(mode)})")
+                    break
+        return sorted(set(bad))
+
+
+def interpreter(python: str | Path | None) -> Interpreter:
+    """``python``, else $GRADTUTOR_STUDENT_PYTHON, else this interpreter; refused with a
+    reason when other users cannot read it (as root only: without root the children keep
+    the grader's own uid)."""
+    python = python or os.environ.get(STUDENT_PYTHON) or None
+    found = Interpreter.at(python) if python else Interpreter.current()
+    bad = found.unreadable() if os.geteuid() == 0 else []
+    if bad:
+        raise SandboxError(
+            f"the grader runs each submission as a user of its own, and such a user cannot read "
+            f"{', '.join(bad)}, part of the Python at {found.executable}: torch's lazily loaded "
+            "modules would fail in every notebook. Grade with the students' interpreter "
+            "(--student-python /opt/gradtutor/student/bin/python on the class hub, or set "
+            f"{STUDENT_PYTHON}), or make that environment readable by all (chmod -R o+rX).")
+    return found
 
 
 @dataclass
@@ -86,15 +164,15 @@ def runtime_tree(dest: Path) -> Path:
     return target
 
 
-def hidden_paths(course_dir: Path | None) -> tuple[list[str], list[str]]:
+def hidden_paths(course_dir: Path | None, python: Interpreter | None = None) -> tuple[list[str], list[str]]:
     """(folders student code must find empty, folders inside them it still needs).
 
     Hidden: the course, the exercise units, the trusted package, the runtime's source and the
     checkout, the grading user's home. Kept: the interpreter's prefixes (the venv and the base
-    Python), bound back in place inside whatever hides them, so lazy imports still read the
-    standard library and the site-packages.
+    Python) and its site-packages, bound back in place inside whatever hides them, so lazy
+    imports still read the standard library and the site-packages.
     """
-    keep = sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()})
+    keep = sorted((python or Interpreter.current()).keep())
     hide = {Path(m.__file__).resolve().parent for m in (exercises, autograder, gradtutor)}
     if course_dir is not None:
         hide.add(course_dir.resolve())
@@ -116,7 +194,9 @@ def hidden_paths(course_dir: Path | None) -> tuple[list[str], list[str]]:
 class Sandbox:
     """The zygote, and the children forked from it, ``workers`` at a time."""
 
-    def __init__(self, *, limits: Limits, course_dir: Path | None, imports: Iterable[str] = ()) -> None:
+    def __init__(self, *, limits: Limits, course_dir: Path | None, imports: Iterable[str] = (),
+                 python: Interpreter | None = None) -> None:
+        python = python or Interpreter.current()
         self.limits = limits
         self.root = os.geteuid() == 0
         self.serial = 0
@@ -125,17 +205,17 @@ class Sandbox:
         runtime_tree(self.tree)
         os.chmod(self.tree, 0o755)
         self.ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        paths = [str(self.tree), *dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))]
+        paths = [str(self.tree), *python.site]
         env = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL") if k in os.environ}
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", BOOT, str(theirs.fileno()), *paths],
+            [python.executable, "-I", "-S", "-c", BOOT, str(theirs.fileno()), *paths],
             pass_fds=(theirs.fileno(),), cwd="/", env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         theirs.close()
         self.exited: dict[int, int] = {}
         self.forked: dict[int, int | None] = {}
         self.groups: cgroups.Groups | None = None
-        hide, keep = hidden_paths(course_dir)
+        hide, keep = hidden_paths(course_dir, python)
         self._send({"op": "config", "limits": limits.to_json(), "root": self.root, "hide": hide,
                     "keep": keep, "imports": sorted(set(imports))})
         self.ready = False

@@ -96,7 +96,8 @@ def main(path: str, course: str = "") -> int:
     outcomes: list = [None]
     if job is not None:
         with forkserver.Sandbox(limits=limits, course_dir=Path(course) if course else None,
-                                imports=lesson_imports({"a": {"nb": nb}})) as sandbox:
+                                imports=lesson_imports({"a": {"nb": nb}}),
+                                python=forkserver.interpreter(None)) as sandbox:
             sandbox.grade_all([(sub, job)], workers=1, on_done=lambda o: outcomes.__setitem__(0, o))
         if outcomes[0].not_graded:
             raise RuntimeError(outcomes[0].not_graded)
