@@ -529,10 +529,15 @@ def make_private(paths: list[Path], log=print) -> None:
     all it holds); refuses, naming the path, where that does not hold. Also refuses a student
     environment that holds the trusted package or the exercise units."""
     for path in paths:
-        mode = path.lstat().st_mode
+        try:
+            mode = path.lstat().st_mode
+        except FileNotFoundError:  # another run's copy in /tmp, gone since it was listed
+            continue
         if mode & 0o007:
             try:
                 path.chmod(mode & 0o7770)
+            except FileNotFoundError:
+                continue
             except OSError as e:
                 raise SystemExit(f"hub/classroom.py: {path} is readable by students and cannot be closed "
                                  f"({e}): make it unreadable to other accounts (o-rwx) or move it") from e

@@ -243,7 +243,7 @@ def _remove_leftovers() -> None:
 
 
 @pytest.fixture(scope="module")
-def klass():
+def klass(tmp_path_factory):
     proxy = REPO / "node_modules" / ".bin" / "configurable-http-proxy"
     assert proxy.exists(), f"{proxy} is missing: `make node_modules` installs it from package-lock.json"
     _remove_leftovers()
@@ -269,6 +269,8 @@ def klass():
             if with_pgid:
                 subprocess.run(["pkill", "-KILL", "-g", str(with_pgid)], capture_output=True)
         removed: list[str] = []
+        for log in [root / "hub.log", *root.glob("hub/grader/*.log")]:  # kept by pytest for a look after
+            shutil.copyfile(log, tmp_path_factory.mktemp("hub-logs", numbered=True) / log.name)
         if root.exists():
             classroom.remove(root, keep_envs=True, log=removed.append)
         _remove_leftovers()
@@ -513,6 +515,7 @@ def _wait(user: User, job: int) -> dict:
         got = user.service(f"api/jobs/{job}")
         assert got.status_code == 200, got.text
         if got.json()["status"] in ("done", "failed"):
+            assert got.json()["status"] == "done", got.json()["log"][-4000:]
             return got.json()
         assert time.monotonic() < deadline, got.json()
         time.sleep(1)
