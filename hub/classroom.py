@@ -447,7 +447,9 @@ class Step:
 
 
 def _tool_env(home: str) -> dict[str, str]:
-    return {"PATH": f"{ENVS['instructor']}/bin:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home}
+    # runuser is in /usr/sbin
+    path = f"{ENVS['instructor']}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    return {"PATH": path, "LANG": "C.UTF-8", "HOME": home}
 
 
 def _as_instructor(cls: dict, what: str, *argv: str) -> Step:
