@@ -29,6 +29,7 @@ import dataclasses
 import datetime
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -233,7 +234,12 @@ async def serve() -> None:
     prefix = os.environ["JUPYTERHUB_SERVICE_PREFIX"]
     app = make_app(cls, prefix)
     HTTPServer(app).listen(cls["grader_port"], "127.0.0.1")
-    await app.settings["grader"].work()
+    worker = asyncio.create_task(app.settings["grader"].work())
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):  # the hub's way to stop it: a quiet exit
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    await stop.wait()
+    worker.cancel()
 
 
 if __name__ == "__main__":

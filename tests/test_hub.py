@@ -702,14 +702,15 @@ def test_a_new_release_keeps_the_students_work_and_says_what_changed(term: dict,
 
 def test_the_hub_log_has_no_error_and_collect_names_the_forgery(term: dict, klass: dict) -> None:
     """Every server logs into the hub's log: no error there but the forged submission that the
-    formgrader's collect left out, which it also reports to the instructor."""
-    import re
-
+    formgrader's collect left out, which it also reports to the instructor, and the hub's refusal
+    of the student who tried the grader service in the browser."""
     log = (klass["root"] / "hub.log").read_text()
     errors = [ln for ln in log.splitlines() if re.match(r"\[(E|C) ", ln) or ln.startswith("Traceback")]
     forged = f"Not collected: {term['forged']} names {MISTAKEN}"
-    assert [ln for ln in errors if forged not in ln] == [], "\n".join(errors)
+    refused = f"User <User({HOSTILE} 1/1 running)> not allowed to access JupyterHub service {GRADER}"
+    assert [ln for ln in errors if forged not in ln and refused not in ln] == [], "\n".join(errors)
     assert forged in term["collect"]["log"], term["collect"]
+    assert any(refused in ln for ln in errors), "the hub refused the student the service"
 
 
 def test_the_ta_grades_and_releases_feedback_in_the_grader_service(term: dict) -> None:
