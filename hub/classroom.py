@@ -332,6 +332,9 @@ def _account(user: str, home: Path, password: str, *, staff: bool) -> None:
             *(["--groups", STAFF] if staff else []),
             user,
         )
+    if (elsewhere := pwd.getpwnam(user).pw_dir) != str(home):
+        raise SystemExit(f"hub/classroom.py: the account {user} exists with the home {elsewhere}, not {home}: "
+                         f"remove it (`userdel --remove {user}`) or use another --prefix")
     if pwd.getpwnam(user).pw_shell != NOLOGIN:  # an account of an older set-up
         sh("usermod", "--shell", NOLOGIN, user)
     Path(pwd.getpwnam(user).pw_dir).chmod(0o700)

@@ -235,11 +235,14 @@ class Kernel:
 
 def _remove_leftovers() -> None:
     """Accounts of an earlier run that was killed before it could clean up."""
-    for entry in pwd.getpwall():
-        if entry.pw_name.startswith(PREFIX):
-            subprocess.run(["pkill", "-KILL", "-u", entry.pw_name], capture_output=True)
+    for _ in range(50):  # userdel refuses an account while a process of it still runs
+        left = [e.pw_name for e in pwd.getpwall() if e.pw_name.startswith(PREFIX)]
+        if not left:
+            return
+        for name in left:
+            subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
             time.sleep(0.2)
-            subprocess.run(["userdel", "--remove", entry.pw_name], capture_output=True)
+            subprocess.run(["userdel", "--remove", name], capture_output=True)
 
 
 @pytest.fixture(scope="module")
@@ -269,7 +272,7 @@ def klass(tmp_path_factory):
             if with_pgid:
                 subprocess.run(["pkill", "-KILL", "-g", str(with_pgid)], capture_output=True)
         removed: list[str] = []
-        for log in [root / "hub.log", *root.glob("hub/grader/*.log")]:  # kept by pytest for a look after
+        for log in [*root.glob("hub.log"), *root.glob("hub/grader/*.log")]:  # kept by pytest for a look after
             shutil.copyfile(log, tmp_path_factory.mktemp("hub-logs", numbered=True) / log.name)
         if root.exists():
             classroom.remove(root, keep_envs=True, log=removed.append)
