@@ -754,7 +754,9 @@ def test_the_formgraders_generate_feedback_keeps_gradtutors_feedback(term: dict)
 
 
 def _tools(listing: str) -> list[str]:
-    return [ln.strip() for ln in listing.replace("\r", "").splitlines() if ln.strip().startswith("/")]
+    """The paths a terminal printed, without bash's control sequences (bracketed paste off, ...)."""
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", listing).replace("\r", "")
+    return [ln.strip() for ln in plain.splitlines() if ln.strip().startswith("/")]
 
 
 def test_each_roles_terminal_finds_its_course_tools(term: dict) -> None:
