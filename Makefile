@@ -44,18 +44,25 @@ node_modules: $(NODE_STAMP)
 system-deps:
 	@sh tools/system-deps
 
+# The hub test (as root) removes its class but keeps /opt/gradtutor, the two environments it
+# took minutes to build, for its next run; this says so, with the size. `sudo make hub-remove`
+# deletes them.
 test: system-deps $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/ruff check autograder gradtutor exercises tests bench hub
-	$(VENV)/bin/python -m pytest -q -ra --durations=40
+	$(VENV)/bin/python -m pytest -q -ra --durations=40; status=$$?; \
+	if [ -d /opt/gradtutor ]; then echo "kept /opt/gradtutor ($$(du -sh /opt/gradtutor | cut -f1)): the hub test's environments, which its next run reuses; sudo make hub-remove deletes them"; fi; \
+	exit $$status
 
 # The edit-test loop: everything not marked slow, browser or hub (the import contract included).
 test-fast: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/ruff check autograder gradtutor exercises tests bench hub
 	$(VENV)/bin/python -m pytest -q -ra -m "not slow and not browser and not hub" --durations=5
 
-# A demo class on JupyterHub at http://127.0.0.1:8000 (run as root): an instructor and three
-# students as real Unix accounts, their logins printed; the hub runs until Ctrl-C.
-# `make hub-remove` deletes the accounts and the class. See docs/deploy.md.
+# A demo class on JupyterHub at http://127.0.0.1:8000 (run as root): an instructor, a teaching
+# assistant and three students as real Unix accounts (passwords in the root-only
+# /srv/gradtutor/class.json: the set-up says how to read them, never prints them); the hub runs
+# until Ctrl-C. `make hub-remove` deletes the accounts, the class, the group gradtutor-staff and
+# /opt/gradtutor. See docs/deploy.md.
 hub: system-deps $(STAMP) $(NODE_STAMP)
 	$(PY) hub/classroom.py setup
 	$(PY) hub/classroom.py start

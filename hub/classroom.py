@@ -5,8 +5,8 @@ and ``remove``s it)::
 
     python hub/classroom.py setup [--root /srv/gradtutor] [--prefix gtc_] [--port 8000]
     python hub/classroom.py start [--root /srv/gradtutor]
-    python hub/classroom.py grade ASSIGNMENT [--root /srv/gradtutor]
-    python hub/classroom.py remove [--root /srv/gradtutor]
+    python hub/classroom.py grade ASSIGNMENT [--root /srv/gradtutor] [--force]
+    python hub/classroom.py remove [--root /srv/gradtutor] [--keep-envs]
 
 What it makes:
 
@@ -15,19 +15,29 @@ What it makes:
   self-checks at the shown values, no exercise unit, no answer key. Mode 0755.
 * ``/opt/gradtutor/instructor``: the same plus the full ``gradtutor`` package. Mode 0750,
   group ``gradtutor-staff``: a student cannot read it.
-* accounts: ``<prefix>teacher`` (in ``gradtutor-staff``) and students, homes mode 0700, each
-  with a password printed once and kept in ``ROOT/class.json`` (mode 0600, root's).
+* accounts: ``<prefix>teacher`` and the teaching assistant ``<prefix>ta`` (both in
+  ``gradtutor-staff``) and students, homes mode 0700, no login shell (``/usr/sbin/nologin``: the
+  hub is their only way in), each with a password kept only in ``ROOT/class.json`` (mode 0600,
+  root's), never printed.
 * ``ROOT/exchange``: nbgrader's exchange, mode 0777 as nbgrader documents, and the course's
   folders in it as nbgrader's release makes them (``inbound`` 2733 plus the sticky bit and of
   the group ``gradtutor-staff``, ``feedback`` 0711), owned by the instructor; the exchange
   classes of hub/exchange.py (keep-work fetch, private submit, owner-checked collect).
 * ``~teacher/course``: the nbgrader course folder, with the chapters' source notebooks.
+* the grader service (``hub/grader_service.py``, run by the hub as root): the staff's way to
+  collect, grade, regrade and release feedback from the browser, without a root shell.
+
+Before anything is made, ``setup`` checks that nothing readable by students holds solutions or
+the key (the checkout's solutions, exercise units, trusted package, course copies and git
+folder; the environments; course copies in /tmp) and takes other accounts' access away
+(``o-rwx``), naming each path it changed; what it cannot fix it refuses, with the path.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import grp
 import hashlib
 import json
@@ -54,6 +64,11 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 TORCH = "torch==2.13.0"
 BASE = ("jupyterhub", "jupyterlab", "notebook", "nbgrader", "ipykernel", "ipywidgets", "matplotlib", "numpy")
 STUDENTS = ("ada", "ben", "cleo")
+NOLOGIN = "/usr/sbin/nologin"
+# what a JupyterLab terminal runs: bash, not as a login shell, so /etc/profile does not reset
+# the role's PATH (jupyter_server's default with no terminal attached is `$SHELL -l`, and
+# $SHELL is nologin here)
+TERMINAL_SHELL = ["/bin/bash"]
 
 
 def sh(*cmd: str | Path, **kw) -> subprocess.CompletedProcess:
@@ -178,7 +193,7 @@ def build_envs(log=print) -> None:
                 pkg.write_text(key)
                 log(f"installed {', '.join(w.name for w in ours)} into {env}")
             site = next((env / "lib").glob("python3*/site-packages"))
-            for name in ("keepwork", "exchange"):
+            for name in ("keepwork", "exchange", *(("formgrader_guard",) if role == "instructor" else ())):
                 shutil.copyfile(REPO / "hub" / f"{name}.py", site / f"gradtutor_{name}.py")
     _student_tools_only(ENVS["student"])
     ENVS["student"].chmod(0o755)
@@ -253,7 +268,9 @@ def setup(
     log=print,
 ) -> dict:
     """The environments, the accounts, the exchange, the course folder and ``class.json``."""
+    make_private(students_must_not_read(), log)
     build_envs(log)
+    make_private(students_must_not_read(), log)  # the environments just built
     root.mkdir(parents=True, exist_ok=True)
     root.chmod(0o755)
     state = root / "hub"
@@ -262,11 +279,11 @@ def setup(
     homes = root / "home"
     homes.mkdir(exist_ok=True)
     homes.chmod(0o755)
-    teacher = f"{prefix}teacher"
+    teacher, ta = f"{prefix}teacher", f"{prefix}ta"
     names = [f"{prefix}{s}" for s in students]
-    passwords = {u: secrets.token_urlsafe(9) for u in (teacher, *names)}
-    for user in (teacher, *names):
-        _account(user, homes / user, passwords[user], staff=user == teacher)
+    passwords = {u: secrets.token_urlsafe(9) for u in (teacher, ta, *names)}
+    for user in (teacher, ta, *names):
+        _account(user, homes / user, passwords[user], staff=user in (teacher, ta))
     exchange = root / "exchange"
     exchange.mkdir(exist_ok=True)
     exchange.chmod(0o777)  # nbgrader's docs: `chmod ugo+rw` on the exchange root
@@ -279,6 +296,7 @@ def setup(
         "state": str(state),
         "jupyter": str(root / "jupyter"),
         "instructor": teacher,
+        "tas": [ta],
         "students": names,
         "passwords": passwords,
         "envs": {k: str(v) for k, v in ENVS.items()},
@@ -290,6 +308,7 @@ def setup(
         "port": port,
         "hub_port": free_port() if port != 8000 else 8081,
         "proxy_api_port": free_port() if port != 8000 else 8001,
+        "grader_port": free_port() if port != 8000 else 8002,
         "proxy": str(REPO / "node_modules" / ".bin" / "configurable-http-proxy"),
     }
     path = root / "class.json"
@@ -308,11 +327,16 @@ def _account(user: str, home: Path, password: str, *, staff: bool) -> None:
             "--home-dir",
             home,
             "--shell",
-            "/bin/bash",
+            NOLOGIN,
             "--user-group",
             *(["--groups", STAFF] if staff else []),
             user,
         )
+    if (elsewhere := pwd.getpwnam(user).pw_dir) != str(home):
+        raise SystemExit(f"hub/classroom.py: the account {user} exists with the home {elsewhere}, not {home}: "
+                         f"remove it (`userdel --remove {user}`) or use another --prefix")
+    if pwd.getpwnam(user).pw_shell != NOLOGIN:  # an account of an older set-up
+        sh("usermod", "--shell", NOLOGIN, user)
     Path(pwd.getpwnam(user).pw_dir).chmod(0o700)
     sh("chpasswd", input=f"{user}:{password}\n", text=True)
 
@@ -361,21 +385,39 @@ def instructor_config(course: Path, exchange: Path) -> str:
 
 def _jupyter_config(folder: Path, course: Path, exchange: Path) -> None:
     """JUPYTER_CONFIG_PATH of each role: nbgrader's settings, and the students' lab settings of
-    ``make lab`` (jupyter/student: no formgrader, no create-assignment)."""
-    student, instructor = folder / "student", folder / "instructor"
+    ``make lab`` (jupyter/student: no formgrader, no create-assignment). The teaching assistant
+    (``ta``) has the staff's environment without the formgrader: the course folder is the
+    instructor's, and the TA grades through the grader service."""
+    student, instructor, ta = folder / "student", folder / "instructor", folder / "ta"
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(REPO / "jupyter" / "student", student)
+    shutil.copytree(REPO / "jupyter" / "student", ta)
     instructor.mkdir(parents=True)
+    exchange_settings = f"c.CourseDirectory.course_id = {COURSE_ID!r}\nc.Exchange.root = {str(exchange)!r}\n"
     (student / "nbgrader_config.py").write_text(
-        f"c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = {COURSE_ID!r}\n"
-        f"c.Exchange.root = {str(exchange)!r}\n"
+        f"c = get_config()  # noqa: F821\n{exchange_settings}"
         "c.ExchangeFactory.fetch_assignment = 'gradtutor_exchange.KeepWorkFetch'\n"
         "c.ExchangeFactory.submit = 'gradtutor_exchange.PrivateSubmit'\n"
     )
+    (ta / "nbgrader_config.py").write_text(f"c = get_config()  # noqa: F821\n{exchange_settings}")
     (instructor / "nbgrader_config.py").write_text(instructor_config(course, exchange))
+    _server_settings(student, {})
+    _server_settings(ta, {})
+    _server_settings(instructor, {"gradtutor_formgrader_guard": True})
     sh("chmod", "-R", "a+rX", folder)
-    os.chown(instructor, 0, grp.getgrnam(STAFF).gr_gid)
-    instructor.chmod(0o750)
+    for staff_only in (instructor, ta):
+        os.chown(staff_only, 0, grp.getgrnam(STAFF).gr_gid)
+        staff_only.chmod(0o750)
+
+
+def _server_settings(folder: Path, extensions: dict[str, bool]) -> None:
+    """A role's jupyter_server_config.json: its extensions, and the terminals' shell."""
+    path = folder / "jupyter_server_config.json"
+    settings = json.loads(path.read_text()) if path.exists() else {}
+    server = settings.setdefault("ServerApp", {})
+    server.setdefault("jpserver_extensions", {}).update(extensions)
+    server["terminado_settings"] = {"shell_command": TERMINAL_SHELL}
+    path.write_text(json.dumps(settings, indent=2))
 
 
 def load(root: Path) -> dict:
@@ -396,34 +438,148 @@ def hub_command(root: Path) -> tuple[list[str], dict[str, str]]:
     return cmd, {**env, "HOME": cls["state"]}
 
 
-def grade(root: Path, assignment: str) -> None:
-    """What a teaching assistant runs (as root: the grader's sandbox needs it) after collecting:
-    `gradtutor grade`, nbgrader's `generate_feedback` and `gradtutor feedback` on the
-    instructor's course folder, which is then handed back to the instructor's account."""
-    cls = load(root)
-    course = Path(cls["course"])
-    tool = ENVS["instructor"] / "bin" / "gradtutor"
-    env = {**os.environ, "PATH": f"{ENVS['instructor']}/bin:{os.environ['PATH']}"}
-    env.pop("PYTHONPATH", None)
-    # the children run the students' interpreter: the staff's is readable by the staff only
-    students = ENVS["student"] / "bin" / "python"
-    sh(tool, "grade", course, "--assignment", assignment, "--student-python", students, cwd=course, env=env)
-    # nbgrader's own feedback pages first (release_feedback hands out those, with their
-    # timestamp.txt); `gradtutor feedback` puts its verdicts, misconceptions and hints on top
-    sh(ENVS["instructor"] / "bin" / "nbgrader", "generate_feedback", assignment, "--force", cwd=course, env=env,
-       capture_output=True)
-    sh(tool, "feedback", course, cwd=course, env=env)
-    owner = pwd.getpwnam(cls["instructor"])
-    sh("chown", "-R", f"{owner.pw_uid}:{owner.pw_gid}", course)
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One command of a staff action, run by root (``hub/classroom.py grade``, the grader
+    service): what it does, in words, and how."""
+
+    what: str
+    argv: tuple[str, ...]
+    cwd: str
+    env: dict[str, str]
 
 
-def remove(root: Path) -> None:
-    """Stop the hub and every process of the class's accounts, delete the accounts and ``root``."""
-    cls = load(root)
-    for pidfile in ("jupyterhub.pid", "proxy.pid"):
+def _tool_env(home: str) -> dict[str, str]:
+    # runuser is in /usr/sbin
+    path = f"{ENVS['instructor']}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    return {"PATH": path, "LANG": "C.UTF-8", "HOME": home}
+
+
+def _as_instructor(cls: dict, what: str, *argv: str) -> Step:
+    """A step that only reads and writes the course folder and the exchange: run as the
+    instructor's account, as the formgrader would."""
+    home = pwd.getpwnam(cls["instructor"]).pw_dir
+    return Step(what, ("runuser", "-u", cls["instructor"], "--", *argv), cls["course"], _tool_env(home))
+
+
+def collect_steps(cls: dict, assignment: str) -> list[Step]:
+    nbgrader = str(ENVS["instructor"] / "bin" / "nbgrader")
+    return [_as_instructor(cls, "collect the submissions from the exchange", nbgrader, "collect", assignment)]
+
+
+def grade_steps(cls: dict, assignment: str, *, force: bool = False) -> list[Step]:
+    """``gradtutor grade`` (as root: the grader's sandbox needs it), nbgrader's
+    ``generate_feedback`` and ``gradtutor feedback`` on the instructor's course folder, which is
+    then handed back to the instructor's account. ``force`` grades again submissions already
+    graded (a regrade)."""
+    course, owner = cls["course"], pwd.getpwnam(cls["instructor"])
+    bins = ENVS["instructor"] / "bin"
+    root = _tool_env("/root")
+    return [
+        # the sandbox's children run the students' interpreter: the staff's is the staff's only
+        Step("grade in the sandbox", (str(bins / "gradtutor"), "grade", course, "--assignment", assignment,
+                                      "--student-python", str(ENVS["student"] / "bin" / "python"),
+                                      *(["--force"] if force else [])), course, root),
+        # nbgrader's own feedback pages first (release_feedback hands out those, with their
+        # timestamp.txt); `gradtutor feedback` puts its verdicts, misconceptions and hints on top
+        Step("nbgrader's feedback pages", (str(bins / "nbgrader"), "generate_feedback", assignment, "--force"),
+             course, root),
+        Step("gradtutor's feedback on them", (str(bins / "gradtutor"), "feedback", course), course, root),
+        Step("hand the course back to the instructor",
+             ("chown", "-R", f"{owner.pw_uid}:{owner.pw_gid}", course), course, root),
+    ]
+
+
+def release_feedback_steps(cls: dict, assignment: str) -> list[Step]:
+    nbgrader = str(ENVS["instructor"] / "bin" / "nbgrader")
+    what = "release the feedback to the students"
+    return [_as_instructor(cls, what, nbgrader, "release_feedback", assignment)]
+
+
+def grade(root: Path, assignment: str, *, force: bool = False) -> None:
+    """What root runs after collecting, in a shell: the steps of the grader service's Grade."""
+    for step in grade_steps(load(root), assignment, force=force):
+        sh(*step.argv, cwd=step.cwd, env=step.env)
+
+
+# --- what students must not read ---------------------------------------------------------------------
+
+# the checkout's folders that hold solutions, exercise units (the key), the trusted package, course
+# copies with source notebooks, or the history of all of them; the checkout itself and its .venv
+# stay readable (the grader's sandbox children run that interpreter)
+CHECKOUT_PRIVATE = ("solutions", "exercises", "gradtutor", "source", "course", "build", ".git")
+# what marks a folder in /tmp as a course copy, a build or a wheel of the trusted package
+COPY_MARKS = ("source", "solutions", "exercises", "gradebook.db", "gradtutor-[0-9]*.whl")
+
+
+def students_must_not_read(checkout: Path = REPO, tmp: Path = Path("/tmp")) -> list[Path]:
+    """Every existing path that must not be open to other accounts."""
+    found = [checkout / name for name in CHECKOUT_PRIVATE if (checkout / name).exists()]
+    found += [p for p in sorted(tmp.glob("gradtutor-*")) if p.is_dir() and _holds_a_copy(p)]
+    if ENVS["instructor"].exists():
+        found.append(ENVS["instructor"])
+    return found
+
+
+def _holds_a_copy(folder: Path) -> bool:
+    with contextlib.suppress(OSError):
+        for depth in ("", "*/"):
+            if any(next(folder.glob(depth + mark), None) for mark in COPY_MARKS):
+                return True
+    return False
+
+
+def make_private(paths: list[Path], log=print) -> None:
+    """Take other accounts' access (o-rwx) away from each path (a folder closed this way hides
+    all it holds); refuses, naming the path, where that does not hold. Also refuses a student
+    environment that holds the trusted package or the exercise units."""
+    for path in paths:
+        try:
+            mode = path.lstat().st_mode
+        except FileNotFoundError:  # another run's copy in /tmp, gone since it was listed
+            continue
+        if mode & 0o007:
+            try:
+                path.chmod(mode & 0o7770)
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                raise SystemExit(f"hub/classroom.py: {path} is readable by students and cannot be closed "
+                                 f"({e}): make it unreadable to other accounts (o-rwx) or move it") from e
+            log(f"closed {path} to other accounts (mode {mode & 0o7777:o} -> {mode & 0o7770:o})")
+    site = next((ENVS["student"] / "lib").glob("python3*/site-packages"), None)
+    for name in ("gradtutor", "exercises"):
+        if site is not None and (site / name).exists():
+            raise SystemExit(f"hub/classroom.py: the student environment holds {site / name} (the answer "
+                             f"key): delete {ENVS['student']} and run setup again")
+
+
+# --- taking it down ------------------------------------------------------------------------------------
+
+
+def remove(root: Path, *, keep_envs: bool = False, log=print) -> None:
+    """Stop the hub and every process of the class's accounts, delete the accounts, ``root``,
+    the group ``gradtutor-staff`` when no account is left in it, and ``/opt/gradtutor`` unless
+    ``keep_envs`` (the hub test keeps it: the next run reuses it)."""
+    if (root / "class.json").exists():
+        _remove_class(load(root))
+    shutil.rmtree(root, ignore_errors=True)
+    _remove_staff_group(log)
+    if keep_envs:
+        log(f"kept {OPT} ({_size(OPT)}): the next set-up reuses its environments; "
+            "`hub/classroom.py remove` without --keep-envs deletes it")
+    elif OPT.exists():
+        shutil.rmtree(OPT)
+        log(f"deleted {OPT}")
+
+
+def _remove_class(cls: dict) -> None:
+    """Its hub, grader service and proxy stopped, its accounts' processes killed, the accounts
+    deleted with their homes."""
+    for pidfile in ("jupyterhub.pid", "proxy.pid", "grader.pid"):
         with contextlib.suppress(OSError, ValueError):
             os.kill(int((Path(cls["state"]) / pidfile).read_text()), signal.SIGTERM)
-    users = [cls["instructor"], *cls["students"]]
+    users = [cls["instructor"], *cls.get("tas", []), *cls["students"]]
     for _ in range(20):
         if not any(subprocess.run(["pgrep", "-u", u], capture_output=True).returncode == 0 for u in users):
             break
@@ -432,7 +588,24 @@ def remove(root: Path) -> None:
         time.sleep(0.25)
     for user in users:
         subprocess.run(["userdel", "--remove", user], capture_output=True)
-    shutil.rmtree(root, ignore_errors=True)
+
+
+def _remove_staff_group(log=print) -> None:
+    """The staff group, unless some account (of another class) is still in it."""
+    if not _group_exists(STAFF):
+        return
+    group = grp.getgrnam(STAFF)
+    members = set(group.gr_mem) | {u.pw_name for u in pwd.getpwall() if u.pw_gid == group.gr_gid}
+    if members:
+        log(f"kept the group {STAFF}: {', '.join(sorted(members))} still in it")
+        return
+    subprocess.run(["groupdel", STAFF], capture_output=True, check=True)
+    log(f"deleted the group {STAFF}")
+
+
+def _size(path: Path) -> str:
+    done = subprocess.run(["du", "-sh", str(path)], capture_output=True, text=True)
+    return done.stdout.split("\t", 1)[0] if done.returncode == 0 else "?"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -442,6 +615,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--root", type=Path, default=Path("/srv/gradtutor"))
     p.add_argument("--prefix", default="gtc_")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--force", action="store_true", help="grade: grade again what was graded (a regrade)")
+    p.add_argument("--keep-envs", action="store_true",
+                   help=f"remove: keep {OPT} (a few GB) for the next set-up to reuse")
     args = p.parse_args(argv)
     if os.geteuid() != 0:
         print(
@@ -450,18 +626,18 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if args.action == "setup":
         cls = setup(args.root, prefix=args.prefix, port=args.port)
-        print(f"\nThe class at http://127.0.0.1:{cls['port']}/ - logins (user / password):")
-        for user in [cls["instructor"], *cls["students"]]:
-            role = "instructor" if user == cls["instructor"] else "student"
-            print(f"  {user:<16} {cls['passwords'][user]:<14} {role}")
-        print(f"(kept in {args.root / 'class.json'}, readable by root only)")
+        staff = [cls["instructor"], *cls["tas"]]
+        print(f"\nThe class at http://127.0.0.1:{cls['port']}/ - staff {', '.join(staff)}, "
+              f"students {', '.join(cls['students'])}.")
+        print(f"Their passwords are in {args.root / 'class.json'} (readable by root only; never printed):")
+        print(f"  sudo grep -A{len(staff) + len(cls['students']) + 1} passwords {args.root / 'class.json'}")
     elif args.action == "start":
         cmd, env = hub_command(args.root)
         os.execve(cmd[0], cmd, env)
     elif args.action == "grade":
-        grade(args.root, args.assignment)
+        grade(args.root, args.assignment, force=args.force)
     else:
-        remove(args.root)
+        remove(args.root, keep_envs=args.keep_envs)
     return 0
 
 

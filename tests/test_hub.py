@@ -7,16 +7,21 @@ proxy on 127.0.0.1, and removes accounts, processes and folders at the end, pass
 Each user logs in with their password (PAM) and drives their own JupyterLab server through its
 REST and kernel APIs: the instructor releases chapter 1 with the formgrader; three students fetch
 it, write answers through the contents API (one right, one with misconceptions, one hostile),
-run the self-checks in a real kernel and submit; the instructor collects, ``gradtutor grade`` and
-``gradtutor feedback`` run (as root: the grader's sandbox needs it), the formgrader releases the
-feedback; each student fetches theirs.
+run the self-checks in a real kernel and submit; the instructor collects; the teaching assistant
+grades in the grader service (``hub/grader_service.py``: ``gradtutor grade`` in its sandbox, the
+feedback pages), from the browser, with no root shell; the formgrader's Autograde refers to the
+service and its Generate Feedback keeps gradtutor's feedback; the TA releases the feedback;
+each student fetches theirs. Terminals of each role find the course's tools; no account, group
+or folder of the class is left when it is taken down.
 """
 
 from __future__ import annotations
 
+import grp
 import json
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import sys
@@ -50,10 +55,12 @@ pytestmark = [
 ]
 
 PREFIX = "gth_"
+GRADER = "gradtutor-grader"
 CHAPTER = kit.first_chapter()
 SLUG = CHAPTER.slug
 NB_PATH = f"{SLUG}/{SLUG}.ipynb"
 RIGHT, MISTAKEN, HOSTILE = (f"{PREFIX}{s}" for s in classroom.STUDENTS)
+TA = f"{PREFIX}ta"
 LABEL = {v[0]: k for k, v in VERDICTS.items()}
 
 
@@ -73,6 +80,7 @@ class User:
         )
         assert done.status_code == 302, (name, done.status_code, done.text[:500])
         login.get(f"{hub}/hub/home")  # the session's own xsrf cookie, set after login
+        self.browser = login  # the hub's login cookie, as a browser holds it
         xsrf = [c.value for c in login.cookies if c.name == "_xsrf"][-1]
         token = login.post(
             f"{hub}/hub/api/users/{name}/tokens",
@@ -128,6 +136,29 @@ class User:
         body = done.json()
         assert not isinstance(body, dict) or body.get("success", True), body
         return body["value"] if isinstance(body, dict) else body
+
+    def service(self, path: str = "", method: str = "get", **kw) -> requests.Response:
+        """The grader service, with this user's API token."""
+        return self.http.request(method, f"{self.hub}/services/{GRADER}/{path}", timeout=60, **kw)
+
+    def terminal(self, command: str) -> str:
+        """What ``command`` printed in a new JupyterLab terminal of this user's server."""
+        made = self.post("/api/terminals")
+        assert made.status_code == 200, made.text
+        name = made.json()["name"]
+        url = f"{self.base.replace('http', 'ws', 1)}/terminals/websocket/{name}"
+        ws = websocket.create_connection(url, header=[f"Authorization: token {self.token}"], timeout=60)
+        try:
+            ws.send(json.dumps(["stdin", f"{command}; echo END-$((6*7))\r"]))
+            out = ""
+            while "END-42" not in out:
+                msg = json.loads(ws.recv())
+                if msg[0] == "stdout":
+                    out += msg[1]
+        finally:
+            ws.close()
+            self.http.delete(f"{self.base}/api/terminals/{name}", timeout=60)
+        return out.split("END-42")[0]
 
     def formgrader(self, action: str) -> dict:
         done = self.post(f"/formgrader/api/assignment/{SLUG}/{action}")
@@ -187,8 +218,8 @@ class Kernel:
             kind, content = msg["msg_type"], msg["content"]
             if kind == "stream":
                 text.append(content["text"])
-            elif kind in ("execute_result", "display_data"):
-                text.append(content["data"].get("text/plain", ""))
+            elif kind in ("execute_result", "display_data"):  # a line of its own, as a notebook shows it
+                text.append(content["data"].get("text/plain", "") + "\n")
             elif kind == "error":
                 error = content["ename"]
             elif kind == "status" and content["execution_state"] == "idle":
@@ -204,27 +235,59 @@ class Kernel:
 
 def _remove_leftovers() -> None:
     """Accounts of an earlier run that was killed before it could clean up."""
-    for entry in pwd.getpwall():
-        if entry.pw_name.startswith(PREFIX):
-            subprocess.run(["pkill", "-KILL", "-u", entry.pw_name], capture_output=True)
+    for _ in range(50):  # userdel refuses an account while a process of it still runs
+        left = [e.pw_name for e in pwd.getpwall() if e.pw_name.startswith(PREFIX)]
+        if not left:
+            return
+        for name in left:
+            subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
             time.sleep(0.2)
-            subprocess.run(["userdel", "--remove", entry.pw_name], capture_output=True)
+            subprocess.run(["userdel", "--remove", name], capture_output=True)
 
 
 @pytest.fixture(scope="module")
-def klass():
+def klass(tmp_path_factory):
     proxy = REPO / "node_modules" / ".bin" / "configurable-http-proxy"
     assert proxy.exists(), f"{proxy} is missing: `make node_modules` installs it from package-lock.json"
     _remove_leftovers()
     root = Path(tempfile.mkdtemp(prefix="gradtutor-hubtest-", dir="/srv"))
-    hub = None
+    # a course copy left in /tmp, open to every account, as a build or a test run may leave one
+    copy = Path(tempfile.mkdtemp(prefix="gradtutor-hubtest-copy-"))
+    (copy / "source").mkdir()
+    (copy / "source" / "answers.txt").write_text("the answer key")
+    copy.chmod(0o755)
+    said: list[str] = []
+    running: dict = {}
+
+    def down() -> list[str]:
+        """Stop the hub and remove the class (again: nothing happens); what ``remove`` said."""
+        hub = running.pop("hub", None)
+        if hub is not None:
+            with_pgid = os.getpgid(hub.pid) if hub.poll() is None else None
+            hub.terminate()
+            try:
+                hub.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                hub.kill()
+            if with_pgid:
+                subprocess.run(["pkill", "-KILL", "-g", str(with_pgid)], capture_output=True)
+        removed: list[str] = []
+        for log in [*root.glob("hub.log"), *root.glob("hub/grader/*.log")]:  # kept by pytest for a look after
+            shutil.copyfile(log, tmp_path_factory.mktemp("hub-logs", numbered=True) / log.name)
+        if root.exists():
+            classroom.remove(root, keep_envs=True, log=removed.append)
+        _remove_leftovers()
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(copy, ignore_errors=True)
+        return removed
+
     try:
         cls = classroom.setup(
-            root, prefix=PREFIX, port=classroom.free_port(), chapters=[CHAPTER.number], log=lambda *a: None
+            root, prefix=PREFIX, port=classroom.free_port(), chapters=[CHAPTER.number], log=said.append
         )
         cmd, env = classroom.hub_command(root)
         with (root / "hub.log").open("w") as log:
-            hub = subprocess.Popen(
+            hub = running["hub"] = subprocess.Popen(
                 cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=cls["state"], start_new_session=True
             )
         url = f"http://127.0.0.1:{cls['port']}"
@@ -238,21 +301,17 @@ def klass():
                 pass
             assert time.monotonic() < deadline, (root / "hub.log").read_text()[-4000:]
             time.sleep(0.5)
-        yield {**cls, "url": url, "root": root}
+        yield {**cls, "url": url, "root": root, "said": said, "copy": copy, "down": down}
     finally:
-        if hub is not None:
-            with_pgid = os.getpgid(hub.pid) if hub.poll() is None else None
-            hub.terminate()
-            try:
-                hub.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                hub.kill()
-            if with_pgid:
-                subprocess.run(["pkill", "-KILL", "-g", str(with_pgid)], capture_output=True)
-        if (root / "class.json").exists():
-            classroom.remove(root)
-        _remove_leftovers()
-        shutil.rmtree(root, ignore_errors=True)
+        down()
+
+
+# what the right student adds to each answer: a printed tensor, a plot and a lazily loaded torch
+# module, none of which may cost a mark (the sandbox runs the students' own interpreter)
+EXTRAS = (
+    "print({answer})\nimport matplotlib.pyplot as plt\nplt.plot([0.0, 1.0], [1.0, 0.0])\nplt.show()\n"
+    "import torch.autograd.forward_ad\nimport torch.func\n"
+)
 
 
 def _answers(ex) -> dict[str, str | None]:
@@ -266,7 +325,8 @@ def _answers(ex) -> dict[str, str | None]:
         if not ex.is_function
         else None
     )
-    return {RIGHT: kit.solution(ex), MISTAKEN: mistaken, HOSTILE: hostile}
+    right = kit.solution(ex) + ("" if ex.is_function else "\n" + EXTRAS.format(answer=ex.answer))
+    return {RIGHT: right, MISTAKEN: mistaken, HOSTILE: hostile}
 
 
 def _selfcheck(kernel: Kernel, nb: nbformat.NotebookNode) -> dict[str, str]:
@@ -420,8 +480,7 @@ def term(klass: dict) -> dict:
 
     collected = teacher.formgrader("collect")
     seen["collect"] = collected
-    classroom.grade(klass["root"], SLUG)
-    teacher.formgrader("release_feedback")
+    _staff_grade(seen, klass, teacher, students)
     for name, user in students.items():
         user.assignments("fetch_feedback")
         folder = f"{SLUG}/feedback"
@@ -450,6 +509,64 @@ def term(klass: dict) -> dict:
         kernel.close()
     seen["teacher"], seen["students"] = teacher, students
     return seen
+
+
+def _wait(user: User, job: int) -> dict:
+    """The grader service's job, once it has finished."""
+    deadline = time.monotonic() + 1500
+    while True:
+        got = user.service(f"api/jobs/{job}")
+        assert got.status_code == 200, got.text
+        if got.json()["status"] in ("done", "failed"):
+            assert got.json()["status"] == "done", got.json()["log"][-4000:]
+            return got.json()
+        assert time.monotonic() < deadline, got.json()
+        time.sleep(1)
+
+
+def _staff_grade(seen: dict, klass: dict, teacher: User, students: dict[str, User]) -> None:
+    """The teaching assistant grades in the grader service from the browser; the instructor
+    presses the formgrader's Autograde and Generate Feedback; the TA releases the feedback with
+    the service's API; the students try the service."""
+    url = klass["url"]
+    ta = seen["ta"] = User(url, TA, klass["passwords"][TA])
+    ta.start()
+    page = ta.browser.get(f"{url}/services/{GRADER}/", timeout=60)  # through the hub's OAuth
+    assert page.status_code == 200, page.text[:2000]
+    seen["service_page"] = page.text
+    xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page.text).group(1)
+    pressed = ta.browser.post(
+        f"{url}/services/{GRADER}/jobs",
+        data={"_xsrf": xsrf, "action": "grade", "assignment": SLUG},
+        allow_redirects=False,
+        timeout=60,
+    )
+    assert pressed.status_code == 303, pressed.text[:2000]
+    seen["grade_job"] = _wait(ta, ta.service("api/jobs").json()["jobs"][-1]["id"])
+    seen["service_page_after"] = ta.browser.get(f"{url}/services/{GRADER}/", timeout=60).text
+
+    course = Path(klass["course"])
+    autograded = course / "autograded" / RIGHT / SLUG / f"{SLUG}.ipynb"
+    before = autograded.read_bytes()
+    seen["autograde"] = teacher.post(f"/formgrader/api/submission/{SLUG}/{RIGHT}/autograde").json()
+    seen["autograded_kept"] = autograded.read_bytes() == before
+    seen["generate_all"] = teacher.formgrader("generate_feedback")
+    one = teacher.post(f"/formgrader/api/assignment/{SLUG}/{MISTAKEN}/generate_feedback")
+    seen["generate_one"] = one.json()
+    seen["course_pages"] = {n: (course / "feedback" / n / SLUG / f"{SLUG}.html").read_text() for n in students}
+
+    released = ta.service("api/jobs", "post", json={"action": "release_feedback", "assignment": SLUG})
+    assert released.status_code == 202, released.text
+    seen["release_job"] = _wait(ta, released.json()["id"])
+
+    student = students[HOSTILE]
+    seen["student_service"] = {
+        "token": student.service("api/jobs").status_code,
+        "token_post": student.service("api/jobs", "post", json={"action": "grade", "assignment": SLUG})
+        .status_code,
+        "browser": student.browser.get(f"{url}/services/{GRADER}/", timeout=60).status_code,
+    }
+    seen["jobs"] = ta.service("api/jobs").json()["jobs"]
 
 
 # --- what the term shows ----------------------------------------------------------------------------
@@ -522,8 +639,6 @@ def test_the_exchange_keeps_each_submission_to_its_student_and_the_staff(term: d
     """inbound and feedback cannot be listed by a student; a submission's folder is its
     student's and the staff's (0770, group gradtutor-staff); a released feedback page is named
     by a hash keyed with the submission's secret, which only its student and the staff can read."""
-    import grp
-
     course = Path(klass["exchange"]) / "gradtutor"
     staff = grp.getgrnam(classroom.STAFF).gr_gid
     for folder, mode in (("inbound", 0o3733), ("feedback", 0o711)):
@@ -590,11 +705,112 @@ def test_a_new_release_keeps_the_students_work_and_says_what_changed(term: dict,
 
 def test_the_hub_log_has_no_error_and_collect_names_the_forgery(term: dict, klass: dict) -> None:
     """Every server logs into the hub's log: no error there but the forged submission that the
-    formgrader's collect left out, which it also reports to the instructor."""
-    import re
-
+    formgrader's collect left out, which it also reports to the instructor, and the hub's refusal
+    of the student who tried the grader service in the browser."""
     log = (klass["root"] / "hub.log").read_text()
     errors = [ln for ln in log.splitlines() if re.match(r"\[(E|C) ", ln) or ln.startswith("Traceback")]
     forged = f"Not collected: {term['forged']} names {MISTAKEN}"
-    assert [ln for ln in errors if forged not in ln] == [], "\n".join(errors)
+    refused = f"User <User({HOSTILE} 1/1 running)> not allowed to access JupyterHub service {GRADER}"
+    assert [ln for ln in errors if forged not in ln and refused not in ln] == [], "\n".join(errors)
     assert forged in term["collect"]["log"], term["collect"]
+    assert any(refused in ln for ln in errors), "the hub refused the student the service"
+
+
+def test_the_ta_grades_and_releases_feedback_in_the_grader_service(term: dict) -> None:
+    """The TA's Grade (from the page, with the hub's browser login) and Release feedback (over
+    the service's API) ran as jobs to the end; the scores the students then fetched are those
+    of test_scores_are_what_the_answers_earn."""
+    grade, release = term["grade_job"], term["release_job"]
+    assert (grade["status"], grade["user"], grade["action"]) == ("done", TA, "grade"), grade["log"][-3000:]
+    assert (release["status"], release["user"]) == ("done", TA), release["log"][-3000:]
+    assert "== grade in the sandbox" in grade["log"] and "== gradtutor's feedback on them" in grade["log"]
+    page = term["service_page"]
+    buttons = ("Collect", "Grade", "Regrade", "Release feedback")
+    assert SLUG in page and all(f">{b}</button>" in page for b in buttons), page
+    assert f"#{grade['id']} Grade {SLUG}" in term["service_page_after"]
+    assert [j["id"] for j in term["jobs"]] == [1, 2], term["jobs"]  # the students' POST made no job
+
+
+def test_students_cannot_reach_the_grader_service(term: dict) -> None:
+    assert term["student_service"] == {"token": 403, "token_post": 403, "browser": 403}
+
+
+def test_the_formgraders_autograde_points_to_the_grader_service_and_changes_nothing(term: dict) -> None:
+    answer = term["autograde"]
+    assert answer["success"] is False, answer
+    assert f"/services/{GRADER}/" in answer["error"] and "sandbox" in answer["error"], answer
+    assert term["autograded_kept"]
+
+
+def test_the_formgraders_generate_feedback_keeps_gradtutors_feedback(term: dict) -> None:
+    """The pages in the course folder after the formgrader's Generate Feedback (all, then one
+    student's) still carry gradtutor's scores and misconceptions; stock nbgrader's would not."""
+    assert term["generate_all"]["success"] and term["generate_one"]["success"], term["generate_one"]
+    exs, results = term["exercises"], term["results"]
+    full = sum(ex.points for ex in exs)
+    for name, page in term["course_pages"].items():
+        assert f"{results[name]['score']:g} / {full:g}" in page, name
+    assert "Likely misconception" in term["course_pages"][MISTAKEN]
+
+
+def _tools(listing: str) -> list[str]:
+    """The paths a terminal printed, without bash's control sequences (bracketed paste off, ...)."""
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", listing).replace("\r", "")
+    return [ln.strip() for ln in plain.splitlines() if ln.strip().startswith("/")]
+
+
+def test_each_roles_terminal_finds_its_course_tools(term: dict) -> None:
+    """``command -v`` in a JupyterLab terminal (terminals REST API and websocket) of a student,
+    the instructor and the TA: python and nbgrader of the role's environment, gradtutor for the
+    staff only."""
+    ask = "command -v python nbgrader gradtutor"
+    student, staff = classroom.ENVS["student"] / "bin", classroom.ENVS["instructor"] / "bin"
+    assert _tools(term["students"][RIGHT].terminal(ask)) == [f"{student}/python", f"{student}/nbgrader"]
+    for user in (term["teacher"], term["ta"]):
+        found = _tools(user.terminal(ask))
+        assert found == [f"{staff}/{t}" for t in ("python", "nbgrader", "gradtutor")], (user.name, found)
+
+
+def _as(user: str, *cmd: str) -> subprocess.CompletedProcess:
+    """``cmd`` as the Unix account ``user``, outside the hub (no confinement)."""
+    entry = pwd.getpwnam(user)
+    return subprocess.run(
+        ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--init-groups", "--", *cmd],
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_the_set_up_leaves_nothing_for_students_to_read_and_prints_no_password(klass: dict) -> None:
+    """Outside the hub, as a student's Unix account: the checkout's solutions, exercise units
+    and a course copy in /tmp cannot be read (the set-up closed them), the checkout's README can.
+    No password in what the set-up said; the accounts have no login shell."""
+    said = "\n".join(klass["said"])
+    assert f"closed {klass['copy']}" in said, said
+    for name in classroom.CHECKOUT_PRIVATE:
+        if (REPO / name).exists():
+            assert (REPO / name).lstat().st_mode & 0o007 == 0, name
+    assert _as(RIGHT, "cat", str(REPO / "README.md")).returncode == 0
+    copied = klass["copy"] / "source" / "answers.txt"
+    hidden = (REPO / "solutions" / f"{SLUG}.ipynb", REPO / "exercises", copied)
+    for path in hidden:
+        tried = _as(RIGHT, "cat" if path.suffix else "ls", str(path))
+        assert tried.returncode != 0 and "Permission denied" in tried.stderr, (path, tried)
+    for user, password in klass["passwords"].items():
+        assert password not in said, user
+        assert pwd.getpwnam(user).pw_shell == classroom.NOLOGIN, user
+    info = (klass["root"] / "class.json").stat()
+    assert (info.st_mode & 0o777, info.st_uid) == (0o600, 0)
+
+
+def test_taking_the_class_down_leaves_no_account_group_or_folder(klass: dict) -> None:
+    """Last: ``remove --keep-envs``, as the test's own teardown runs it; it names what it
+    keeps (/opt/gradtutor, with its size, for the next run)."""
+    said = klass["down"]()
+    assert [u.pw_name for u in pwd.getpwall() if u.pw_name.startswith(PREFIX)] == []
+    groups = [g.gr_name for g in grp.getgrall()]
+    assert [g for g in groups if g.startswith(PREFIX) or g == classroom.STAFF] == [], said
+    assert not klass["root"].exists() and not klass["copy"].exists()
+    assert list(Path("/srv").glob("gradtutor-hubtest-*")) == []
+    assert classroom.OPT.exists()
+    assert any(line.startswith(f"kept {classroom.OPT} (") for line in said), said
