@@ -171,7 +171,9 @@ class Review(list):
         for fb in self:
             label, ink, paper, mark = VERDICTS[fb.verdict]
             why = html.escape(fb.misconception_name or "")
-            rows.append(f'<tr style="background:{paper}"><td style="color:{ink}">{mark} {label}</td>'
+            # the row's text colour is set with its pale background: readable in a dark theme
+            rows.append(f'<tr style="background:{paper};color:#1f2328">'
+                        f'<td style="color:{ink}">{mark} {label}</td>'
                         f"<td>{html.escape(fb.title)}</td><td>{why}</td></tr>")
         return (f'<div class="gradtutor-review"><b>{done} of {len(self)} exercises right.</b>'
                 '<table><tr><th>verdict</th><th>exercise</th><th>likely misconception</th></tr>'
