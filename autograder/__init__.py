@@ -15,6 +15,7 @@ _EXPORTS = {
     "Feedback": "autograder.feedback",
     "draw_graph": "autograder.visual.graph",
     "describe_graph": "autograder.visual.graph",
+    "describe_plot": "autograder.visual.graph",
     "tangent_explorer": "autograder.visual.widgets",
     "chain_rule_stepper": "autograder.visual.widgets",
     "kink_explorer": "autograder.visual.widgets",

@@ -229,7 +229,9 @@ class Review(list):
             label, ink, paper, mark = VERDICTS[fb.verdict]
             why = as_html(misconception_line(fb.misconception, fb.misconception_name or "")) \
                 if fb.misconception_name else ""
-            rows.append(f'<tr style="background:{paper}"><td style="color:{ink}">{mark} {label}</td>'
+            # the row's text colour is set with its pale background: readable in a dark theme
+            rows.append(f'<tr style="background:{paper};color:#1f2328">'
+                        f'<td style="color:{ink}">{mark} {label}</td>'
                         f"<td>{html.escape(number)}</td><td>{html.escape(fb.title)}</td><td>{why}</td></tr>")
         return (f'<div class="gradtutor-review"><b>{done} of {len(self)} exercises right.</b>'
                 '<table><tr><th>verdict</th><th>exercise</th><th>title</th><th>likely misconception</th></tr>'

@@ -388,6 +388,21 @@ def layout(g: Graph) -> tuple[dict[str, tuple[float, float]], dict[str, int], fl
 
 # ---------------------------------------------------------------- the figure
 
+def figure_html(fig: Figure, description: str, css_class: str, summary: str) -> dict[str, str]:
+    """The figure as PNG with its description as alt text and in a fold below it (and as plain
+    text: a terminal, a screen reader's text view)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight", dpi=100)
+    png = base64.b64encode(buf.getvalue()).decode()
+    alt = html.escape(description, quote=True)
+    page = (f'<figure class="{css_class}" style="margin:0">'
+            f'<img src="data:image/png;base64,{png}" alt="{alt}" style="max-width:100%">'
+            f'<details><summary>{summary}</summary>'
+            f'<p style="white-space:pre-wrap;max-width:60em">{html.escape(description)}'
+            f"</p></details></figure>")
+    return {"text/html": page, "image/png": png, "text/plain": description}
+
+
 class GraphFigure(Figure):
     """A Figure that shows itself in Jupyter with its description as alt text.
 
@@ -397,16 +412,32 @@ class GraphFigure(Figure):
     description: str = ""
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        buf = io.BytesIO()
-        self.savefig(buf, format="png", bbox_inches="tight", dpi=100)
-        png = base64.b64encode(buf.getvalue()).decode()
-        alt = html.escape(self.description, quote=True)
-        page = (f'<figure class="gradtutor-graph" style="margin:0">'
-                f'<img src="data:image/png;base64,{png}" alt="{alt}" style="max-width:100%">'
-                f'<details><summary>The graph in words</summary>'
-                f'<p style="white-space:pre-wrap;max-width:60em">{html.escape(self.description)}'
-                f"</p></details></figure>")
-        return {"text/html": page, "image/png": png, "text/plain": self.description}
+        return figure_html(self, self.description, "gradtutor-graph", "The graph in words")
+
+
+@dataclass
+class DescribedPlot:
+    """A lesson's matplotlib figure and what it shows in words; Jupyter shows the picture with
+    the words as its alt text (the practice of draw_graph, for every plot)."""
+
+    figure: Figure
+    description: str
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return figure_html(self.figure, self.description, "gradtutor-plot", "The plot in words")
+
+    def __repr__(self) -> str:
+        return self.description
+
+
+@skipped_when_headless
+def describe_plot(fig: Figure, words: str) -> DescribedPlot:
+    """Show ``fig`` with ``words`` (what it shows: its axes, curves and the numbers that matter)
+    as its text alternative. Use it instead of ``plt.show()`` as a cell's last line."""
+    import matplotlib.pyplot as plt  # pyplot starts a backend: only when a lesson plots
+
+    plt.close(fig)  # the inline backend would show it a second time, without the words
+    return DescribedPlot(fig, words)
 
 
 @skipped_when_headless

@@ -20,11 +20,27 @@ import ipywidgets as W
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from traitlets import Unicode
 
 from autograder.visual.headless import skipped_when_headless
 
 F64 = torch.float64
-INK, ACCENT, GOOD, BAD, MUTED = "#1f2328", "#1d4ed8", "#1a7f37", "#cf222e", "#57606a"
+INK, ACCENT, GOOD, BAD, MUTED = "#1f2328", "#1d4ed8", "#1a7f37", "#cf222e", "#57606a"  # plots
+# The same colours as text in the page: ink and muted from the theme's variables (JupyterLab's
+# light and dark themes both read at >= 4.5:1; ours where no theme is loaded); a verdict's
+# colour comes with its own pale background, so it reads the same on any theme (WCAG 1.4.3).
+TONES = {INK: "color:var(--jp-content-font-color1,#1f2328)",
+         MUTED: "color:var(--jp-content-font-color2,#57606a)",
+         GOOD: "color:#0f5323;background:#dafbe1;padding:1px 4px;border-radius:3px",
+         BAD: "color:#a40e26;background:#ffebe9;padding:1px 4px;border-radius:3px"}
+
+
+class DescribedImage(W.Image):
+    """An Image whose ``tooltip`` is the plot in words: ipywidgets puts it on the <img> as
+    ``title`` (its accessible name) only when the model has an empty ``description``, which
+    Image lacks, so one is synced here."""
+
+    description = Unicode("").tag(sync=True)
 
 
 # ---------------------------------------------------------------- shared parts
@@ -61,14 +77,25 @@ def png(fig: Figure) -> bytes:
 
 def rows(pairs: Sequence[tuple[str, str]]) -> str:
     """A two-column table of label -> value, the readout's usual shape."""
-    body = "".join(f'<tr style="vertical-align:top"><td style="padding:2px 10px 2px 0;color:{MUTED}">{k}</td>'
+    body = "".join(f'<tr style="vertical-align:top"><td style="padding:2px 10px 2px 0;{TONES[MUTED]}">{k}</td>'
                    f'<td style="padding:2px 0;font-family:var(--jp-code-font-family,monospace)">'
                    f"{v}</td></tr>" for k, v in pairs)
     return f"<table style='border-collapse:collapse'>{body}</table>"
 
 
 def note(text: str, colour: str = INK) -> str:
-    return f'<p style="margin:6px 0;color:{colour};max-width:34em">{text}</p>'
+    return f'<p style="margin:6px 0;{TONES[colour]};max-width:34em">{text}</p>'
+
+
+def live(text: str) -> str:
+    """The readout as a polite live region: a screen reader says the new result after a move."""
+    return f'<div role="status" aria-live="polite">{text}</div>'
+
+
+def described(fig: Figure, words: str) -> Figure:
+    """Attach the plot in words; the widget shows it as the image's text alternative."""
+    fig.gradtutor_alt = words
+    return fig
 
 
 def panel(title: str, intro: str, controls: dict[str, W.Widget],
@@ -76,7 +103,7 @@ def panel(title: str, intro: str, controls: dict[str, W.Widget],
           buttons: dict[str, Callable[[], None]] | None = None) -> W.VBox:
     """Title, controls, then the plot beside the numbers; re-rendered whenever a control moves."""
     readout = W.HTML(layout=W.Layout(min_width="300px", flex="1 1 320px"))
-    plot = W.Image(format="png", layout=W.Layout(width="500px", max_width="100%"))
+    plot = DescribedImage(format="png", layout=W.Layout(width="500px", max_width="100%"))
     box = W.VBox()
     box.add_class("gradtutor-widget")
     box.controls, box.readout, box.plot, box.numbers = dict(controls), readout, plot, {}
@@ -85,14 +112,15 @@ def panel(title: str, intro: str, controls: dict[str, W.Widget],
         try:
             text, fig, numbers = render()
         except Exception as e:  # a student's function may fail: say so inside the widget
-            readout.value = note(f"Could not compute this: {html.escape(type(e).__name__)}: "
-                                 f"{html.escape(str(e))[:300]}", BAD)
+            readout.value = live(note(f"Could not compute this: {html.escape(type(e).__name__)}: "
+                                 f"{html.escape(str(e))[:300]}", BAD))
             box.numbers = {}
             return
-        readout.value = text
+        readout.value = live(text)
         box.numbers = numbers
         if fig is not None:
             plot.value = png(fig)
+            plot.tooltip = getattr(fig, "gradtutor_alt", "") or f"Plot: {title}"
 
     for control in controls.values():
         if hasattr(control, "value"):
@@ -190,6 +218,9 @@ def tangent_explorer(f: Callable[[torch.Tensor], torch.Tensor] | None = None, x0
                      "derivative right?", GOOD if agree else BAD)
         text += note("The slope of the tangent line is the derivative: nudge x by a tiny h and "
                      "f changes by about f′(x)·h.", MUTED)
+        described(fig, f"Plot of {label} for x from {num(lo)} to {num(hi)}, with the tangent "
+                       f"line at x = {num(at)}, where f(x) = {num(y)} (the red dot); the "
+                       f"tangent's slope is {num(g)}.")
         return text, fig, {"x": at, "f": y, "grad": g, "witness": witness}
 
     return panel("Tangent line and derivative", "Move x: the blue line touches the curve, and "
@@ -271,6 +302,11 @@ def chain_rule_stepper(x0: float = 2.0, y0: float = 3.0) -> W.VBox:
             ax.text(0.55, 0.75, f"share {num(n['x_from_a'])}", color=BAD, fontsize=8)
         ax.set_xlim(-0.8, 3.8)
         ax.set_ylim(-1.9, 2.2)
+        shown = [f"{k} = {num(n[k])}" if s >= shown_at[k] else f"{k} not computed yet"
+                 for k in where] + [grads[k][1] for k in reversed(where) if s >= grads[k][0]]
+        described(fig, f"Drawing of the graph of z = x·y + x², step {s} of {step.max}: x and y "
+                       "feed a = x·y, x feeds b = x², a and b feed z = a + b. Shown: "
+                       + "; ".join(shown) + ".")
         text = note(f"<b>Step {s} of {step.max}.</b> {CHAIN_STEPS[s]}")
         text += rows([("z", "x · y + x²"), ("x.grad (autograd)", num(n["x_grad"])),
                       ("by hand: y + 2x", num(n["y"] + 2 * n["x"])),
@@ -342,6 +378,9 @@ def kink_explorer() -> W.VBox:
         else:
             text += note("Away from 0 the function is smooth: both one-sided slopes agree and "
                          "torch returns that slope. Move x to 0 to see the corner.", MUTED)
+        described(fig, f"Plot of {pick.value} for x from -1 to 1, a corner at x = 0, with the "
+                       f"line of the slope torch returns at x = {num(at)}: {num(g)} (the red "
+                       f"dot is the value {num(y)}).")
         return text, fig, {"x": at, "value": y, "grad": g, "left": left, "right": right}
 
     return panel("Kinks: what torch returns at the corner",
@@ -391,6 +430,9 @@ def accumulation_stepper(x0: float = 2.0) -> W.VBox:
         ax.set_ylabel("x.grad after the call")
         ax.set_xlim(0.3, max(6, len(values)) + 0.7)
         calls = sum(what == "backward()" for what, _ in history)
+        described(fig, "Bar chart of x.grad after each call: " + (", ".join(
+            f"{i}. {what} gives {'None' if v is None else num(v)}"
+            for i, (what, v) in enumerate(history, 1)) or "no calls yet") + ".")
         text = rows([("y", "x²"), ("x", num(t.item())), ("dy/dx per call (2x)", num(per_call)),
                      ("backward() calls", str(calls)),
                      ("x.grad now", "None" if grad is None else f"<b>{num(grad)}</b>")])
@@ -444,6 +486,8 @@ def vjp_explorer(x0: Sequence[float] = (1.0, 2.0, 3.0)) -> W.VBox:
         text += note("y is a vector, so backward needs a seed: how much each output matters "
                      "to you. A zero in v silences that output; a 2 doubles it. v = ones gives "
                      "the same as y.sum().backward().", MUTED)
+        described(fig, f"Bar chart per input x1 to x{len(idx)}: the seed v = {vec(v)} beside "
+                       f"x.grad = vᵀJ = {vec(x.grad)}.")
         numbers = {f"grad{i}": g for i, g in enumerate(x.grad.tolist())}
         numbers.update({f"v{i}": s for i, s in enumerate(v.tolist())})
         return text, fig, numbers
@@ -514,6 +558,9 @@ def descent_stepper(w0: float = 1.0) -> W.VBox:
         ax.set_xlabel("w")
         ax.legend(fontsize=8)
         new = w - lr.value * g
+        described(fig, f"Plot of the loss L(w) = (w − 3)², lowest at w = 3, with the "
+                       f"{len(path) - 1} step(s) taken so far: w = {', '.join(num(p) for p in path[-12:])}"
+                       f"; now w = {num(w)}, L(w) = {num(loss)} (the red dot).")
         text = rows([("steps taken", str(len(path) - 1)), ("w", f"<b>{num(w)}</b>"),
                      ("L(w)", num(loss)), ("dL/dw (autograd)", num(g)),
                      ("by hand: 2(w − 3)", num(2 * (w - 3))),
@@ -588,13 +635,17 @@ def meta_gradient_explorer(x0: float = 1.0, alpha: float = 0.001) -> W.VBox:
                 label=f"slope with the inner gradient cut: {num(m['cut'], 7)}")
         ax.set_xlabel("X")
         ax.legend(fontsize=7.5)
+        described(fig, f"Plot of the loss after the inner step for X around {num(x.value)}, "
+                       f"with two lines through X = {num(x.value)}: the slope with "
+                       f"create_graph=True, {num(m['full'], 7)} (solid), and the slope with the "
+                       f"inner gradient cut, {num(m['cut'], 7)} (dashed).")
         table = (
             "<table style='border-collapse:collapse'><tr><th></th>"
-            f"<th style='padding:2px 10px;color:{GOOD}'>create_graph=True</th>"
-            f"<th style='padding:2px 10px;color:{BAD}'>inner gradient cut</th></tr>"
-            f"<tr><td style='color:{MUTED}'>torch</td><td style='padding:2px 10px'>"
+            f"<th style='padding:2px 10px'><span style='{TONES[GOOD]}'>create_graph=True</span></th>"
+            f"<th style='padding:2px 10px'><span style='{TONES[BAD]}'>inner gradient cut</span></th></tr>"
+            f"<tr><td style='{TONES[MUTED]}'>torch</td><td style='padding:2px 10px'>"
             f"<b>{num(m['full'], 7)}</b></td><td style='padding:2px 10px'><b>{num(m['cut'], 7)}"
-            f"</b></td></tr><tr><td style='color:{MUTED}'>by hand</td>"
+            f"</b></td></tr><tr><td style='{TONES[MUTED]}'>by hand</td>"
             f"<td style='padding:2px 10px'>{num(m['full_by_hand'], 7)}</td>"
             f"<td style='padding:2px 10px'>{num(m['cut_by_hand'], 7)}</td></tr></table>")
         text = rows([("X", num(x.value)), ("inner gradient dl1/dX", num(m["inner"], 7)),
@@ -661,6 +712,9 @@ def clip_explorer(grads: Sequence[Sequence[float]] = ((1.5, -2.0), (0.5, 1.0, -0
         ax.set_xticks(xs.tolist(), labels, fontsize=8)
         ax.legend(fontsize=7.5)
         clipped = c["scale"] < 1.0
+        described(fig, f"Bar chart of the {len(flat)} gradient entries ({', '.join(labels)}): "
+                       f"the gradient {vec(flat)}, after clip_grad_norm_ {vec(c['by_norm'])}, "
+                       f"after clip_grad_value_ {vec(c['by_value'])}.")
         text = rows([("total norm (returned)", f"<b>{num(c['returned'])}</b>"),
                      ("by hand: √Σ g²", num(c["total_by_hand"])),
                      ("scale min(1, max/(total+1e-6))", num(c["scale"])),

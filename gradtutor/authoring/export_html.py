@@ -6,10 +6,16 @@ npm install (``package.json``, ``make node_modules``) and are copied into ``<pag
 it, so the page and that folder can be zipped, emailed or opened from a USB stick: no CDN.
 The widgets show their saved state (sliders, plots, numbers); without a kernel they do not
 recompute when moved.
+
+The page meets WCAG 2.1 AA (tests/test_accessibility.py runs axe-core on it): the template
+darkens nbconvert's prompt and code colours to >= 4.5:1, names each slider handle after its
+label, and wraps long code lines; nbconvert's tab stop on every cell's input and output is taken
+out here (``untabbed``), so Tab goes from one control to the next.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -80,6 +86,18 @@ def widget_views(nb: nbformat.NotebookNode) -> int:
                for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", []))
 
 
+# nbconvert's focus stop on every input and output area (HTMLExporter.from_notebook_node): with
+# code wrapped nothing in them scrolls, so the stop only costs a keyboard user a Tab per cell
+_CELL_TAB_STOP = re.compile(
+    r'(<div\b[^>]*\bclass="[^"]*\b(?:jp-Cell-inputWrapper|jp-OutputArea-output)\b[^"]*"[^>]*?)'
+    r'\s+tabindex="0"')
+
+
+def untabbed(page: str) -> str:
+    """The page without nbconvert's tab stop on each cell's input and output area."""
+    return _CELL_TAB_STOP.sub(r"\1", page)
+
+
 def export_html(notebook: Path, out: Path | None = None, *, execute_first: bool = False,
                 assets: Assets | None = None) -> tuple[Path, list[str]]:
     """Write the page; return its path and warnings worth telling the user."""
@@ -109,7 +127,7 @@ def export_html(notebook: Path, out: Path | None = None, *, execute_first: bool 
     exporter = HTMLExporter(template_name="gradtutor_offline",
                             extra_template_basedirs=[str(TEMPLATES)], **urls)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": notebook.stem}})
-    out.write_text(body, encoding="utf-8")
+    out.write_text(untabbed(body), encoding="utf-8")
     return out, warnings
 
 

@@ -1,0 +1,146 @@
+"""The markup behind issue #29, without a browser: described figures, named and announced
+widgets, colours set with their background, and an export with no tab stop per cell.
+
+tests/test_accessibility.py measures the same pages with axe-core in Chromium (marked browser).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import ipywidgets
+import matplotlib.pyplot as plt
+import pytest
+
+from autograder import (
+    accumulation_stepper,
+    chain_rule_stepper,
+    clip_explorer,
+    descent_stepper,
+    describe_plot,
+    kink_explorer,
+    meta_gradient_explorer,
+    tangent_explorer,
+    vjp_explorer,
+)
+from autograder.selfcheck import Review, check
+from autograder.visual.widgets import num
+from gradtutor.authoring import export_html as export
+
+REPO = Path(__file__).resolve().parents[1]
+WIDGETS = (tangent_explorer, chain_rule_stepper, kink_explorer, accumulation_stepper,
+           vjp_explorer, descent_stepper, meta_gradient_explorer, clip_explorer)
+
+
+# ---------------------------------------------------------------- widgets
+
+@pytest.mark.parametrize("make", WIDGETS, ids=lambda f: f.__name__)
+def test_every_widget_plot_has_words_and_its_result_is_a_live_region(make):
+    box = make()
+    words = box.plot.tooltip
+    assert words and not words.startswith("Plot: ")  # its own description, not the fallback
+    # ipywidgets puts the tooltip on the <img> as its title only if description is "" (not None)
+    assert box.plot.get_state()["description"] == ""
+    assert box.readout.value.startswith('<div role="status" aria-live="polite">')
+    named = [c for c in box.controls.values()
+             if isinstance(c, ipywidgets.widgets.widget_description.DescriptionWidget)]
+    assert all(c.description for c in named)  # each slider and drop-down has its label
+
+
+def test_the_words_change_with_the_plot():
+    box = tangent_explorer()
+    box.controls["x"].value = 1.75
+    assert f"x = {num(1.75)}" in box.plot.tooltip
+    assert f"slope is {num(box.numbers['grad'])}" in box.plot.tooltip
+    stepper = chain_rule_stepper()
+    assert "a not computed yet" in stepper.plot.tooltip
+    for _ in range(8):
+        stepper.controls["Next ▶"].click()
+    assert "step 8 of 8" in stepper.plot.tooltip and "x.grad = 3.0 + 4.0 = 7.0" in stepper.plot.tooltip
+    assert "Step 8 of 8." in stepper.readout.value  # the step text is in the live region
+
+
+def _bare_colours(markup: str) -> list[str]:
+    """Text colours that are neither the theme's variable nor set with their own background."""
+    found = []
+    for style in re.findall(r"style=[\"']([^\"']*)[\"']", markup):
+        colour = re.search(r"(?<![-\w])color:\s*([^;]+)", style)
+        if colour and not colour.group(1).startswith("var(--jp-") and "background" not in style:
+            found.append(style)
+    return found
+
+
+@pytest.mark.parametrize("make", WIDGETS, ids=lambda f: f.__name__)
+def test_widget_text_reads_in_light_and_dark_themes(make):
+    box = make()
+    header = box.children[0].value
+    assert _bare_colours(box.readout.value + header) == []
+
+
+def test_a_verdict_colour_comes_with_its_background():
+    wrong = tangent_explorer(lambda t: t**2, df=lambda x: 3 * x, x0=1.0)  # a wrong hand derivative
+    assert "They differ" in wrong.readout.value
+    assert re.search(r"color:#a40e26;background:#ffebe9[^>]*>They differ", wrong.readout.value)
+
+
+# ---------------------------------------------------------------- lesson plots
+
+def test_describe_plot_shows_the_words_as_alt_text_once():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    shown = describe_plot(fig, 'a line from (0, 0) to (1, 1) & "up"')
+    assert fig.number not in plt.get_fignums()  # the inline backend will not show it again
+    bundle = shown._repr_mimebundle_()
+    assert 'alt="a line from (0, 0) to (1, 1) &amp; &quot;up&quot;"' in bundle["text/html"]
+    assert "The plot in words" in bundle["text/html"] and bundle["image/png"]
+    assert bundle["text/plain"] == repr(shown) == 'a line from (0, 0) to (1, 1) & "up"'
+
+
+def test_every_lesson_plot_is_described():
+    for lesson in sorted((REPO / "exercises").glob("ch*/lesson.md")):
+        text = lesson.read_text()
+        assert "plt.show()" not in text, f"{lesson.parent.name} shows a plot without words"
+        plots = len(re.findall(r"plt\.(?:subplots|figure)\(", text))
+        assert text.count("describe_plot(") >= plots, lesson.parent.name
+
+
+# ---------------------------------------------------------------- review() and feedback
+
+def test_review_rows_set_their_text_colour_with_their_background():
+    table = Review([check("leaves_xy", ...)])._repr_html_()
+    rows = re.findall(r'<tr style="([^"]*)"', table)
+    assert rows and all("background:" in r and "color:" in r for r in rows)
+
+
+# ---------------------------------------------------------------- export-html
+
+def test_untabbed_drops_only_the_tab_stop_per_cell():
+    page = ('<div class="jp-Cell-inputWrapper" tabindex="0"><div class="x" tabindex="0">'
+            '<div class="jp-OutputArea-output jp-RenderedText" data-mime-type="text/plain" '
+            'tabindex="0">')
+    assert export.untabbed(page) == (
+        '<div class="jp-Cell-inputWrapper"><div class="x" tabindex="0">'
+        '<div class="jp-OutputArea-output jp-RenderedText" data-mime-type="text/plain">')
+
+
+def test_exported_page_has_no_tab_stop_per_cell_and_readable_prompts(tmp_path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    cells = [new_markdown_cell("# A lesson"),
+             new_code_cell("1 + 1", execution_count=1, outputs=[new_output(
+                 "execute_result", {"text/plain": "2"}, execution_count=1)])]
+    nb = tmp_path / "lesson.ipynb"
+    nbformat.write(new_notebook(cells=cells), nb)
+    page, _ = export.export_html(nb)
+    text = page.read_text()
+    assert "jp-Cell-inputWrapper" in text and "jp-OutputArea-output" in text
+    assert 'tabindex="0"' not in text
+    assert "<main>" in text
+    assert "color: #616161" in text  # the prompts: 6.2:1 instead of #b0b0b0's 2.16:1
+    assert "setAttribute('aria-label'" in text  # slider handles get their widget's label
