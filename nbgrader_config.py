@@ -15,6 +15,25 @@ c.OverwriteCells.add_missing_cells = True
 # Stuck cells are cut after nbgrader's default 30 s (import torch alone takes ~2 s).
 c.Execute.timeout = 30
 
+# The released notebook shows its due date and the late policy under its title (from the
+# gradebook and the course's config: `gradtutor due-date`, `gradtutor late-policy`); nbgrader's
+# own steps follow, in nbgrader 0.9's order.
+c.GenerateAssignment.preprocessors = [
+    "nbgrader.preprocessors.IncludeHeaderFooter",
+    "gradtutor.records.nbgrader_hooks.ShowDueDate",
+    "nbgrader.preprocessors.InstantiateTests",
+    "nbgrader.preprocessors.LockCells",
+    "nbgrader.preprocessors.ClearSolutions",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.SaveCells",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbgrader.preprocessors.ClearMarkScheme",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
 # Feedback must never show hidden tests or reference answers.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",

@@ -13,8 +13,10 @@ from __future__ import annotations
 import contextlib
 import difflib
 import html
+import json
 import os
 import sys
+from datetime import UTC, datetime
 from typing import Any
 
 from autograder import byhand, checkdata
@@ -153,13 +155,44 @@ def _install_by_hand_hook() -> None:
 _install_by_hand_hook()
 
 
+MAX_NOTEBOOK_BYTES = 20 * 2**20  # a notebook this big is not one of the course's
+
+
+def due_passed(session: Any, now: datetime | None = None) -> datetime | None:
+    """The due date the notebook's own metadata holds (``metadata.gradtutor.due``, written when
+    the instructor released it), when it has passed; else None. ``session``: the notebook's path,
+    which Jupyter gives the kernel as ``__session__``; anything else (no notebook, no date, a
+    grading run) is None."""
+    if not isinstance(session, str) or not session.endswith(".ipynb"):
+        return None
+    try:
+        with open(session, "rb") as f:
+            raw = f.read(MAX_NOTEBOOK_BYTES + 1)
+        due = datetime.fromisoformat(json.loads(raw)["metadata"]["gradtutor"]["due"])
+    except Exception:  # not readable, not a notebook, no due date: no warning, never a crash
+        return None
+    if len(raw) > MAX_NOTEBOOK_BYTES or due.tzinfo is None:
+        return None
+    return due if (now or datetime.now(UTC)) > due else None
+
+
 class Review(list):
-    """A chapter's self-checks as one table (a list of Feedback that renders as HTML)."""
+    """A chapter's self-checks as one table (a list of Feedback that renders as HTML), with a
+    warning when the notebook's due date has passed."""
+
+    late: datetime | None = None
+
+    def _warning(self) -> str:
+        if self.late is None:
+            return ""
+        return (f"The due date ({self.late.astimezone(UTC):%Y-%m-%d %H:%M} UTC) has passed: work "
+                "submitted now counts as late (the late policy is under the notebook's title).")
 
     def __str__(self) -> str:
         done = sum(fb.correct for fb in self)
         lines = [f"{done} of {len(self)} exercises right"]
         lines += [f"  {fb.verdict:>12}  {fb.exercise}: {fb.title}" for fb in self]
+        lines += [self._warning()] * bool(self.late)
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -173,7 +206,9 @@ class Review(list):
             why = html.escape(fb.misconception_name or "")
             rows.append(f'<tr style="background:{paper}"><td style="color:{ink}">{mark} {label}</td>'
                         f"<td>{html.escape(fb.title)}</td><td>{why}</td></tr>")
-        return (f'<div class="gradtutor-review"><b>{done} of {len(self)} exercises right.</b>'
+        late = (f'<p class="gradtutor-late" style="color:#9a6700"><b>{html.escape(self._warning())}</b></p>'
+                if self.late else "")
+        return (f'<div class="gradtutor-review">{late}<b>{done} of {len(self)} exercises right.</b>'
                 '<table><tr><th>verdict</th><th>exercise</th><th>likely misconception</th></tr>'
                 + "".join(rows) + "</table></div>")
 
@@ -182,8 +217,10 @@ def review(chapter: int, answers: dict[str, Any]) -> Review:
     """Check every exercise of a chapter at once: ``review(1, globals())``.
 
     ``answers`` maps answer names to values (a notebook's ``globals()`` does); exercises whose
-    answer name is missing count as not answered."""
+    answer name is missing count as not answered. In Jupyter, ``globals()`` holds the
+    notebook's path (``__session__``): past the due date its metadata holds, the table says so."""
     out = Review()
+    out.late = due_passed(answers.get("__session__")) if isinstance(answers, dict) else None
     for exercise_id in checkdata.ids():
         found = checkdata.get(exercise_id)
         if found.chapter == chapter:

@@ -378,6 +378,37 @@ def _jupyter_config(folder: Path, course: Path, exchange: Path) -> None:
     instructor.chmod(0o750)
 
 
+def ask_late_policy(answer: str | None, ask=input) -> str:
+    """The course's late policy for set-up: ``--late-policy``, else asked for when set-up runs
+    on a terminal, else nbgrader's default (none). Checked here, before the long build."""
+    from gradtutor.records import term  # the checkout's package: only set-up needs it
+
+    while answer is None and sys.stdin.isatty():
+        typed = ask(f"Late policy ({term.POLICY_HELP.replace('%%', '%')}) [none]: ").strip() or "none"
+        try:
+            term.parse_policy(typed)
+            answer = typed
+        except term.PolicyError as e:
+            print(e)
+    try:
+        return term.parse_policy(answer or "none").spec
+    except term.PolicyError as e:
+        raise SystemExit(f"hub/classroom.py: --late-policy: {e}") from None
+
+
+def write_late_policy(course: Path, spec: str) -> str:
+    """Into the course's nbgrader_config.py, as `gradtutor late-policy set` writes it (the
+    instructor changes it later with that command); owned like the course folder."""
+    from gradtutor.course import Course  # the checkout's package: only set-up needs it
+    from gradtutor.records import term  # the checkout's package: only set-up needs it
+
+    policy = term.parse_policy(spec)
+    path = term.write_policy(Course.at(course), policy)
+    owner = course.stat()
+    os.chown(path, owner.st_uid, owner.st_gid)
+    return policy.describe()
+
+
 def load(root: Path) -> dict:
     return json.loads((root / "class.json").read_text())
 
@@ -440,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--root", type=Path, default=Path("/srv/gradtutor"))
     p.add_argument("--prefix", default="gtc_")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--late-policy", help="setup: none, zero or N%% per started day late, with an "
+                   "optional 'grace 2h' (asked for on a terminal; default none); change it later "
+                   "with `gradtutor late-policy set`")
     args = p.parse_args(argv)
     if os.geteuid() != 0:
         print(
@@ -447,7 +481,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     if args.action == "setup":
+        policy = ask_late_policy(args.late_policy)  # before the long build: a wrong one fails now
         cls = setup(args.root, prefix=args.prefix, port=args.port)
+        print(write_late_policy(Path(cls["course"]), policy))
         print(f"\nThe class at http://127.0.0.1:{cls['port']}/ - logins (user / password):")
         for user in [cls["instructor"], *cls["students"]]:
             role = "instructor" if user == cls["instructor"] else "student"
