@@ -57,7 +57,8 @@ class LatePolicy:
         if self.method == "custom":
             return f"custom {self.plugin}"
         head = f"{self.percent_per_day:g}%/day" if self.method == "percent" else self.method
-        return head + (f" grace {_hours_text(self.grace_hours)}" if self.grace_hours and self.method != "none" else "")
+        grace = self.grace_hours and self.method != "none"
+        return head + (f" grace {_hours_text(self.grace_hours)}" if grace else "")
 
     def describe(self) -> str:
         """The policy in a sentence, for the instructor and the student alike."""
@@ -199,7 +200,10 @@ def parse_when(text: str) -> datetime:
     zone: Any = UTC
     if found := _OFFSET.fullmatch(text):
         offset = found.group(2).upper()
-        offset = "+00:00" if offset in ("Z", "UTC") else offset if ":" in offset else f"{offset[:3]}:{offset[3:]}"
+        if offset in ("Z", "UTC"):
+            offset = "+00:00"
+        elif ":" not in offset:
+            offset = f"{offset[:3]}:{offset[3:]}"
         text = f"{found.group(1)}{offset}"
     elif " " in text and "/" in text.rsplit(" ", 1)[1]:
         text, name = text.rsplit(" ", 1)
