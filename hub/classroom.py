@@ -384,7 +384,7 @@ def ask_late_policy(answer: str | None, ask=input) -> str:
     from gradtutor.records import term  # the checkout's package: only set-up needs it
 
     while answer is None and sys.stdin.isatty():
-        typed = ask(f"Late policy ({term.POLICY_HELP.replace('%%', '%')}) [none]: ").strip() or "none"
+        typed = ask(f"Late policy ({term.POLICY_HELP}) [none]: ").strip() or "none"
         try:
             term.parse_policy(typed)
             answer = typed

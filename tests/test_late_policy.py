@@ -19,9 +19,9 @@ import pytest
 from hostile import kit
 
 from autograder.selfcheck import Review, due_passed, review
-from gradtutor.authoring.build import REPO, release
+from gradtutor.authoring.build import REPO, release, write_source
 from gradtutor.course import Course
-from gradtutor.records import term
+from gradtutor.records import gradebook, term
 from gradtutor.records.term import LatePolicy, PolicyError, parse_policy, read_policy, write_policy
 
 BIN = Path(sys.executable).parent
@@ -260,3 +260,19 @@ def test_due_dates_are_read_in_utc(text: str, utc: str) -> None:
 def test_unreadable_due_dates_are_refused_never_taken_for_utc(text: str) -> None:
     with pytest.raises(PolicyError):
         term.parse_when(text)
+
+
+def test_a_due_date_set_before_the_first_release_makes_the_gradebook(tmp_path: Path) -> None:
+    """Set before `nbgrader generate_assignment` ever ran: the gradebook is made with the date
+    (nbgrader's generate keeps it); an assignment the course does not have is refused."""
+    chapter = kit.first_chapter()
+    write_source(chapter, tmp_path)
+    done = _gradtutor("due-date", "set", chapter.slug, "2026-02-01T12:00+01:00", "--course", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    noon_at_plus_one = dt.datetime(2026, 2, 1, 11, 0, tzinfo=UTC)
+    assert gradebook.due_dates(Course.at(tmp_path)) == {chapter.slug: noon_at_plus_one}
+    typo = _gradtutor("due-date", "set", "ch01_graph", "2026-02-01", "--course", str(tmp_path))
+    assert typo.returncode == 2 and "no assignment 'ch01_graph'" in typo.stderr
+    assert _gradtutor("due-date", "clear", chapter.slug, "--course", str(tmp_path)).returncode == 0
+    assert gradebook.due_dates(Course.at(tmp_path)) == {chapter.slug: None}
+    assert f"{chapter.slug}" in _gradtutor("due-date", "show", "--course", str(tmp_path)).stdout

@@ -21,6 +21,7 @@ extension). Neither is a secret: both are written into the released notebook's f
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -91,7 +92,7 @@ _PERCENT = re.compile(r"(\d+(?:\.\d+)?)%(?:/d(?:ay)?)?")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(m|min|h|d)?")
 _UNIT_HOURS = {"m": 1 / 60, "min": 1 / 60, "h": 1.0, None: 1.0, "d": 24.0}
 POLICY_HELP = ("none (no penalty, late work is marked late), zero (a late submission scores 0), "
-               "or N%% (N%% of the score off per started day late, e.g. 10%%); add 'grace 2h' "
+               "or N% (N% of the score off per started day late, e.g. 10%); add 'grace 2h' "
                "for a grace period (m, h or d)")
 
 
@@ -121,10 +122,10 @@ def parse_policy(text: str) -> LatePolicy:
             if not 0 < percent <= 100:
                 raise PolicyError(f"{word}: the percentage per day must be above 0 and at most 100")
         else:
-            raise PolicyError(f"cannot read {text!r} as a late policy: write {POLICY_HELP.replace('%%', '%')}")
+            raise PolicyError(f"cannot read {text!r} as a late policy: write {POLICY_HELP}")
         i += 1
     if not method:
-        raise PolicyError(f"{text!r} names no policy: write {POLICY_HELP.replace('%%', '%')}")
+        raise PolicyError(f"{text!r} names no policy: write {POLICY_HELP}")
     return LatePolicy(method, percent, 0.0 if method == "none" else grace)
 
 
@@ -276,6 +277,8 @@ def due_date_cli(*, action: str, course_dir: Path, assignment: str | None = None
             print(f"gradtutor due-date: {e}", file=sys.stderr)
             return 2
         course_id = str(gradebook.nbgrader_config(course).CourseDirectory.get("course_id", "default_course"))
+        if not gradebook.exists(course):  # nbgrader makes a new gradebook with `alembic`, from PATH
+            os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
         gradebook.set_due_date(course, str(assignment), date, course_id)
         print(f"{assignment}: due {when_text(date)}. Generate and release it again (nbgrader "
               "generate_assignment --force, release_assignment) so the students' notebook shows it.",
