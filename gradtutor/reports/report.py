@@ -334,7 +334,7 @@ class Term:
 
 
 def late_submissions(results: list[SubmissionResult], due: dict[str, str]) -> list[Late]:
-    """Every submission the gradebook found late or penalised, latest first."""
+    """Every submission the gradebook found late or penalised: by assignment, the latest first."""
     late = [r for r in results if (r.seconds_late or 0) > 0 or (r.penalty or 0) > 0]
     return [Late(r.student, r.assignment, due.get(r.assignment, "not set"),
                  term.duration_text(r.seconds_late or 0.0), float(r.penalty or 0.0), float(r.score),
