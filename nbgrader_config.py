@@ -15,6 +15,29 @@ c.OverwriteCells.add_missing_cells = True
 # Stuck cells are cut after nbgrader's default 30 s (import torch alone takes ~2 s).
 c.Execute.timeout = 30
 
+# The released notebook shows its due date and the late policy under its title (from the
+# gradebook and the course's config: `gradtutor due-date`, `gradtutor late-policy`); nbgrader's
+# own steps follow, in nbgrader 0.9's order. Where gradtutor is not installed (or is an older
+# one), nbgrader's own list stays: generate_assignment never fails for want of the step.
+import importlib.util  # noqa: E402
+
+if importlib.util.find_spec("gradtutor.records.nbgrader_hooks") is not None:
+    c.GenerateAssignment.preprocessors = [
+        "nbgrader.preprocessors.IncludeHeaderFooter",
+        "gradtutor.records.nbgrader_hooks.ShowDueDate",
+        "nbgrader.preprocessors.InstantiateTests",
+        "nbgrader.preprocessors.LockCells",
+        "nbgrader.preprocessors.ClearSolutions",
+        "nbgrader.preprocessors.ClearOutput",
+        "nbgrader.preprocessors.CheckCellMetadata",
+        "nbgrader.preprocessors.ComputeChecksums",
+        "nbgrader.preprocessors.SaveCells",
+        "nbgrader.preprocessors.ClearHiddenTests",
+        "nbgrader.preprocessors.ClearMarkScheme",
+        "nbgrader.preprocessors.ComputeChecksums",
+        "nbgrader.preprocessors.CheckCellMetadata",
+    ]
+
 # Feedback must never show hidden tests or reference answers.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",

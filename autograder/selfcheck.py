@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import difflib
 import html
+import json
 import os
 import sys
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from autograder import byhand, checkdata
@@ -204,19 +206,50 @@ def _install_by_hand_hook() -> None:
 _install_by_hand_hook()
 
 
+MAX_NOTEBOOK_BYTES = 20 * 2**20  # a notebook this big is not one of the course's
+
+
+def due_passed(session: Any, now: datetime | None = None) -> datetime | None:
+    """The due date the notebook's own metadata holds (``metadata.gradtutor.due``, written when
+    the instructor released it), when it has passed; else None. ``session``: the notebook's path,
+    which Jupyter gives the kernel as ``__session__``; anything else (no notebook, no date, a
+    grading run) is None."""
+    if not isinstance(session, str) or not session.endswith(".ipynb"):
+        return None
+    try:
+        with open(session, "rb") as f:
+            raw = f.read(MAX_NOTEBOOK_BYTES + 1)
+        due = datetime.fromisoformat(json.loads(raw)["metadata"]["gradtutor"]["due"])
+    except Exception:  # not readable, not a notebook, no due date: no warning, never a crash
+        return None
+    if len(raw) > MAX_NOTEBOOK_BYTES or due.tzinfo is None:
+        return None
+    return due if (now or datetime.now(UTC)) > due else None
+
+
 class Review(list):
     """A chapter's self-checks as one table (a list of Feedback that renders as HTML), in the
-    notebook's order; ``numbers`` holds each one's exercise number ("4.2")."""
+    notebook's order, with a warning when the notebook's due date has passed; ``numbers`` holds
+    each one's exercise number ("4.2")."""
+
+    late: datetime | None = None
 
     def __init__(self, feedback: list[Feedback] = (), numbers: list[str] = ()) -> None:
         super().__init__(feedback)
         self.numbers = list(numbers) or [""] * len(self)
+
+    def _warning(self) -> str:
+        if self.late is None:
+            return ""
+        return (f"The due date ({self.late.astimezone(UTC):%Y-%m-%d %H:%M} UTC) has passed: work "
+                "submitted now counts as late (the late policy is under the notebook's title).")
 
     def __str__(self) -> str:
         done = sum(fb.correct for fb in self)
         lines = [f"{done} of {len(self)} exercises right"]
         lines += [f"  {VERDICTS[fb.verdict].label:>16}  {number:>5}  {fb.title} [{fb.exercise}]"
                   for number, fb in zip(self.numbers, self, strict=True)]
+        lines += [self._warning()] * bool(self.late)
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -233,7 +266,9 @@ class Review(list):
             rows.append(f'<tr style="background:{paper};color:#1f2328">'
                         f'<td style="color:{ink}">{mark} {label}</td>'
                         f"<td>{html.escape(number)}</td><td>{html.escape(fb.title)}</td><td>{why}</td></tr>")
-        return (f'<div class="gradtutor-review"><b>{done} of {len(self)} exercises right.</b>'
+        late = (f'<p class="gradtutor-late" style="color:#9a6700"><b>{html.escape(self._warning())}</b></p>'
+                if self.late else "")
+        return (f'<div class="gradtutor-review">{late}<b>{done} of {len(self)} exercises right.</b>'
                 '<table><tr><th>verdict</th><th>exercise</th><th>title</th><th>likely misconception</th></tr>'
                 + "".join(rows) + "</table></div>")
 
@@ -243,10 +278,13 @@ def review(chapter: int, answers: dict[str, Any]) -> Review:
 
     ``answers`` maps answer names to values (a notebook's ``globals()`` does); exercises whose
     answer name is missing count as not answered. Each is checked as ``check`` does (the
-    shown and the practice values), never at every grading variant."""
+    shown and the practice values), never at every grading variant. In Jupyter, ``globals()``
+    holds the notebook's path (``__session__``): past the due date its metadata holds, the
+    table says so."""
     ids = checkdata.chapter_ids(chapter) if isinstance(chapter, int) else []
     _, history = _kernel(None, None)
     out = Review()
+    out.late = due_passed(answers.get("__session__")) if isinstance(answers, dict) else None
     for number, exercise_id in enumerate(ids, start=1):
         found = _check_of_practice(exercise_id)
         if found is None:

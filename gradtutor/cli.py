@@ -122,6 +122,56 @@ def _parser() -> argparse.ArgumentParser:
     # imported when the command runs, so that `gradtutor --help` stays instant
     p.set_defaults(run=_lazy("gradtutor.records.roster:import_cli"))
 
+    p = sub.add_parser(
+        "late-policy", help="show or set the course's late policy (how late work is scored)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="The late policy is nbgrader's own setting, kept in the course folder's "
+                    "nbgrader_config.py:\n"
+                    "  none      late work is graded as it is and marked late (nbgrader's default)\n"
+                    "  zero      a late submission scores 0 (nbgrader's penalty_method 'zero')\n"
+                    "  N%        N% of the score off per started day late, at most all of it\n"
+                    "            (gradtutor's LateSubmissionPlugin)\n"
+                    "  --grace   a grace period (30m, 2h, 1d): work at most that late is on time\n"
+                    "Lateness is nbgrader's: the submission's timestamp minus the due date (see\n"
+                    "`gradtutor due-date`) and any extension. `gradtutor grade` applies the policy\n"
+                    "and the gradebook keeps the penalty, so the formgrader, `gradtutor report` and\n"
+                    "`gradtutor export` show the same scores. Students see the policy and the due\n"
+                    "date under the title of each notebook released after they were set.",
+        epilog="examples:\n  gradtutor late-policy set 10% --grace 2h\n  gradtutor late-policy set zero\n"
+               "  gradtutor late-policy show --course course")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    shown = actions.add_parser("show", help="print the policy in force")
+    chosen = actions.add_parser("set", help="write a policy: none, zero or N%% per day")
+    chosen.add_argument("policy", nargs="+", metavar="POLICY", help="none, zero or N%% (e.g. 10%%)")
+    chosen.add_argument("--grace", metavar="DURATION", help="grace period: 30m, 2h, 1d (default none)")
+    for q in (shown, chosen):
+        q.add_argument("--course", dest="course_dir", type=Path, default=Path("course"),
+                       help="the course folder (default: ./course)")
+        # imported when the command runs, so that `gradtutor --help` stays instant
+        q.set_defaults(run=_lazy("gradtutor.records.term:late_policy_cli"))
+
+    p = sub.add_parser("due-date", help="show or set the assignments' due dates (nbgrader's "
+                                        "gradebook); students see them in their notebook",
+                       description="Due dates live in nbgrader's gradebook (assignment.duedate, "
+                                   "what `nbgrader db assignment add --duedate` sets). A time "
+                                   "without a zone is UTC. Generate and release an assignment "
+                                   "after setting its date: the released notebook shows it under "
+                                   "its title.")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    shown = actions.add_parser("show", help="every assignment of the gradebook with its due date")
+    chosen = actions.add_parser("set", help="set an assignment's due date")
+    chosen.add_argument("assignment", metavar="ASSIGNMENT")
+    chosen.add_argument("when", nargs="+", metavar="WHEN",
+                        help="e.g. 2026-03-01 17:00 (UTC), 2026-03-01T17:00+01:00, or "
+                             "2026-03-01 17:00 Europe/Berlin")
+    cleared = actions.add_parser("clear", help="remove an assignment's due date")
+    cleared.add_argument("assignment", metavar="ASSIGNMENT")
+    for q in (shown, chosen, cleared):
+        q.add_argument("--course", dest="course_dir", type=Path, default=Path("course"),
+                       help="the course folder holding gradebook.db (default: ./course)")
+        # imported when the command runs, so that `gradtutor --help` stays instant
+        q.set_defaults(run=_lazy("gradtutor.records.term:due_date_cli"))
+
     p = sub.add_parser("demo-class", help="write a synthetic class of submissions (correct, each "
                                           "misconception, blank, half done, broken)")
     p.add_argument("course_dir", type=Path, help="folder to create")

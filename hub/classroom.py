@@ -420,6 +420,37 @@ def _server_settings(folder: Path, extensions: dict[str, bool]) -> None:
     path.write_text(json.dumps(settings, indent=2))
 
 
+def ask_late_policy(answer: str | None, ask=input) -> str:
+    """The course's late policy for set-up: ``--late-policy``, else asked for when set-up runs
+    on a terminal, else nbgrader's default (none). Checked here, before the long build."""
+    from gradtutor.records import term  # the checkout's package: only set-up needs it
+
+    while answer is None and sys.stdin.isatty():
+        typed = ask(f"Late policy ({term.POLICY_HELP}) [none]: ").strip() or "none"
+        try:
+            term.parse_policy(typed)
+            answer = typed
+        except term.PolicyError as e:
+            print(e)
+    try:
+        return term.parse_policy(answer or "none").spec
+    except term.PolicyError as e:
+        raise SystemExit(f"hub/classroom.py: --late-policy: {e}") from None
+
+
+def write_late_policy(course: Path, spec: str) -> str:
+    """Into the course's nbgrader_config.py, as `gradtutor late-policy set` writes it (the
+    instructor changes it later with that command); owned like the course folder."""
+    from gradtutor.course import Course  # the checkout's package: only set-up needs it
+    from gradtutor.records import term  # the checkout's package: only set-up needs it
+
+    policy = term.parse_policy(spec)
+    path = term.write_policy(Course.at(course), policy)
+    owner = course.stat()
+    os.chown(path, owner.st_uid, owner.st_gid)
+    return policy.describe()
+
+
 def load(root: Path) -> dict:
     return json.loads((root / "class.json").read_text())
 
@@ -618,6 +649,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--force", action="store_true", help="grade: grade again what was graded (a regrade)")
     p.add_argument("--keep-envs", action="store_true",
                    help=f"remove: keep {OPT} (a few GB) for the next set-up to reuse")
+    p.add_argument("--late-policy", help="setup: none, zero or N%% per started day late, with an "
+                   "optional 'grace 2h' (asked for on a terminal; default none); change it later "
+                   "with `gradtutor late-policy set`")
     args = p.parse_args(argv)
     if os.geteuid() != 0:
         print(
@@ -625,12 +659,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     if args.action == "setup":
+        policy = ask_late_policy(args.late_policy)  # before the long build: a wrong one fails now
         cls = setup(args.root, prefix=args.prefix, port=args.port)
         staff = [cls["instructor"], *cls["tas"]]
         print(f"\nThe class at http://127.0.0.1:{cls['port']}/ - staff {', '.join(staff)}, "
               f"students {', '.join(cls['students'])}.")
         print(f"Their passwords are in {args.root / 'class.json'} (readable by root only; never printed):")
         print(f"  sudo grep -A{len(staff) + len(cls['students']) + 1} passwords {args.root / 'class.json'}")
+        print(write_late_policy(Path(cls["course"]), policy))
     elif args.action == "start":
         cmd, env = hub_command(args.root)
         os.execve(cmd[0], cmd, env)

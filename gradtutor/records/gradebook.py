@@ -21,6 +21,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,25 @@ def roster(course: Course, assignments: list[str] | None = None) -> dict[str, li
         ids = [row[0] for row in db.execute("SELECT id FROM student ORDER BY id")]
     names = [a for a in assignment_names(course) if not assignments or a in assignments]
     return {st: names for st in ids}
+
+
+def due_dates(course: Course) -> dict[str, datetime | None]:
+    """assignment -> its due date (UTC, aware), None where none is set; {} without a gradebook.
+    nbgrader stores ``assignment.duedate`` as naive UTC."""
+    if not exists(course):
+        return {}
+    with _connection(course) as db:
+        rows = db.execute("SELECT name, duedate FROM assignment ORDER BY name").fetchall()
+    return {name: _utc(when) for name, when in rows}
+
+
+def _utc(stored: str | None) -> datetime | None:
+    if not stored:
+        return None
+    try:
+        return datetime.fromisoformat(str(stored)).replace(tzinfo=UTC)
+    except ValueError:  # not nbgrader's layout: no due date rather than a wrong one
+        return None
 
 
 @dataclass(frozen=True)
@@ -263,3 +283,20 @@ def add_students(course: Course, people: dict[str, Student]) -> None:
 def set_max_score(gb: Any, assignment: str, notebook: str, grade_id: str, max_score: float) -> None:
     """A grade cell's maximum, as ``nbgrader generate_assignment`` would store it."""
     gb.update_or_create_grade_cell(grade_id, notebook, assignment, max_score=max_score)
+
+
+def set_due_date(course: Course, assignment: str, when: datetime | None, course_id: str) -> None:
+    """The assignment's due date (aware; None clears it), as ``nbgrader db assignment add
+    --duedate`` sets it: the assignment is created when the gradebook has none of that name
+    (``nbgrader generate_assignment`` keeps the date). ``course_id``: for a new gradebook."""
+    from nbgrader.api import Gradebook  # seconds to import: see the module's docstring
+
+    naive = None if when is None else when.astimezone(UTC).replace(tzinfo=None)
+    with Gradebook(course.db_url, course_id if not exists(course) else _course_id_or(course, course_id)) as gb:
+        gb.update_or_create_assignment(assignment, duedate=naive)
+
+
+def _course_id_or(course: Course, fallback: str) -> str:
+    with _connection(course) as db:
+        has = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'assignment'").fetchone()
+    return course_id(course) if has and assignment_names(course) else fallback

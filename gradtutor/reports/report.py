@@ -23,7 +23,7 @@ from typing import Any
 from autograder.feedback import VERDICTS
 from gradtutor.course import Course
 from gradtutor.key import misconceptions, registry
-from gradtutor.records import gradebook, sheet, store
+from gradtutor.records import gradebook, sheet, store, term
 from gradtutor.records.results import SubmissionResult
 from gradtutor.reports import analysis, charts, pages
 
@@ -298,6 +298,50 @@ def submission_rows(results: list[SubmissionResult], missing: list[tuple[str, st
     return out
 
 
+# ---------------------------------------------------------------- lateness
+
+
+@dataclass(frozen=True)
+class Late:
+    """One late submission as the report shows it: the score before and after the penalty."""
+
+    student: str
+    assignment: str
+    due: str
+    late_by: str
+    penalty: float
+    before: float
+    after: float
+    max_score: float
+
+
+@dataclass(frozen=True)
+class Term:
+    """The course's late policy and due dates (``records.term``), for the report's lateness part."""
+
+    policy: str = ""
+    due: dict[str, str] = field(default_factory=dict)  # assignment -> its due date, as words
+
+    @classmethod
+    def of(cls, course: Course, assignments: list[str] | None = None) -> Term:
+        dates = {a: term.when_text(d) for a, d in gradebook.due_dates(course).items()
+                 if not assignments or a in assignments}
+        try:
+            policy = term.read_policy(course).describe()
+        except Exception as e:  # a config the report cannot read: say so, never fail the report
+            policy = f"(the late policy could not be read: {type(e).__name__})"
+        return cls(policy, dates)
+
+
+def late_submissions(results: list[SubmissionResult], due: dict[str, str]) -> list[Late]:
+    """Every submission the gradebook found late or penalised: by assignment, the latest first."""
+    late = [r for r in results if (r.seconds_late or 0) > 0 or (r.penalty or 0) > 0]
+    return [Late(r.student, r.assignment, due.get(r.assignment, "not set"),
+                 term.duration_text(r.seconds_late or 0.0), float(r.penalty or 0.0), float(r.score),
+                 float(r.score if r.total is None else r.total), float(r.max_score))
+            for r in sorted(late, key=lambda r: (r.assignment, -(r.seconds_late or 0.0), r.student))]
+
+
 # ---------------------------------------------------------------- HTML
 
 
@@ -319,8 +363,10 @@ def _outcome(verdict: str) -> str:
     return VERDICTS[verdict].label if verdict in VERDICTS else verdict
 
 
-def render_html(summary: ClassSummary, course_dir: Path, unreadable: list[str]) -> str:
+def render_html(summary: ClassSummary, course_dir: Path, unreadable: list[str],
+                course_term: Term | None = None) -> str:
     """The page (templates/report.html.j2, with report_analysis.html.j2 for analysis.py's part)."""
+    course_term = course_term or Term()
     percents = [100 * s / m for s, m in summary.students.values() if m]
     graded = sum(r.status == "graded" for r in summary.results)
     cards = [(str(len(summary.students)), "students"),
@@ -345,6 +391,9 @@ def render_html(summary: ClassSummary, course_dir: Path, unreadable: list[str]) 
         review_below=analysis.REVIEW_BELOW,
         per_student=analysis.student_misconceptions(summary.results),
         missing=summary.missing,
+        policy=course_term.policy,
+        due=course_term.due,
+        late=late_submissions(summary.results, course_term.due),
         failed=[(r.student, r.assignment, str(r.reason or "")) for r in summary.failed],
         unreadable=unreadable,
         misconception_name=misconceptions.name,
@@ -367,7 +416,7 @@ def write_report(course: Course, out: Path | None = None, assignments: list[str]
     summary = summarise(results, gradebook.roster(course, assignments))
     write_csvs(summary, out)
     page = out / "report.html"
-    page.write_text(render_html(summary, shown_as or course.root, unreadable))
+    page.write_text(render_html(summary, shown_as or course.root, unreadable, Term.of(course, assignments)))
     return page
 
 
