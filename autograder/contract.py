@@ -14,7 +14,8 @@ Parent -> child, once, on the job pipe (``encode_job`` / ``decode_job``)::
 
     {"cells": [{"kind": "code" | "markdown" | "raw", "source": str, "exercise": str | null}],
      "specs": {exercise_id: {"answer": str, "call": str | null, "setups": [str, ...],
-                             "by_hand": bool, "requires": [[code, expression], ...]}}}
+                             "by_hand": bool, "refuse": "" | "autograd" | "torch",
+                             "requires": [[code, expression], ...]}}}
 
 Child -> parent, one JSON line each (``parse_message``)::
 
@@ -41,7 +42,8 @@ MAX_ELEMENTS = 100_000
 MAX_DEPTH = 6
 LIMIT_CODES = ("cpu", "wall", "memory", "recursion")
 MISSING_CODES = ("no_variable", "answer_cell_raised", "not_callable", "no_answer_cell", "not_reached",
-                 "by_hand")
+                 "by_hand", "by_hand_code", "no_torch")
+REFUSE_CODES = ("", "autograd", "torch")  # what the student's function or class runs without
 MAX_REQUIRES = 8
 ERROR_NAMES = frozenset(n for n, v in vars(builtins).items()
                         if isinstance(v, type) and issubclass(v, BaseException))
@@ -57,14 +59,17 @@ _UNSUPPORTED = {"t": "unsupported"}
 class AnswerSpec:
     """How to read an exercise's answer: its name, the call for function answers, the setup
     code of each variant to run (the shown values first), whether autograd is off while the
-    answer runs (a by-hand exercise), and what the prompt requires of it: (code, expression)
-    pairs, each expression true when the requirement is met, evaluated where the answer ran."""
+    answer runs (a by-hand exercise), what the student's function or class runs without
+    (``refuse``: "autograd", "torch" or nothing), and what the prompt requires of it: (code,
+    expression) pairs, each expression true when the requirement is met, evaluated where the
+    answer ran."""
 
     answer: str
     call: str | None
     setups: tuple[str, ...]
     by_hand: bool = False
     requires: tuple[tuple[str, str], ...] = ()
+    refuse: str = ""
 
     @property
     def is_function(self) -> bool:
@@ -94,13 +99,20 @@ def encode_job(job: Job) -> bytes:
 
 def spec_to_json(s: AnswerSpec) -> dict:
     return {"answer": s.answer, "call": s.call, "setups": list(s.setups), "by_hand": s.by_hand,
-            "requires": [list(r) for r in s.requires]}
+            "refuse": s.refuse, "requires": [list(r) for r in s.requires]}
 
 
 def spec_from_json(s: dict) -> AnswerSpec:
     return AnswerSpec(str(s["answer"]), None if s["call"] is None else str(s["call"]),
                       tuple(str(x) for x in s["setups"]), by_hand=s.get("by_hand") is True,
-                      requires=tuple((str(code), str(expr)) for code, expr in s.get("requires", ())))
+                      requires=tuple((str(code), str(expr)) for code, expr in s.get("requires", ())),
+                      refuse=_refuse(s.get("refuse", "")))
+
+
+def _refuse(value: Any) -> str:
+    if value not in REFUSE_CODES:
+        raise ValueError(f"unknown refusal {value!r}")
+    return str(value)
 
 
 def decode_job(data: bytes) -> Job:
