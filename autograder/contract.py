@@ -12,7 +12,8 @@ these types; the results files are the trusted side's records (``gradtutor.recor
 
 Parent -> child, once, on the job pipe (``encode_job`` / ``decode_job``)::
 
-    {"cells": [{"kind": "code" | "markdown" | "raw", "source": str, "exercise": str | null}],
+    {"cells": [{"kind": "code" | "markdown" | "raw", "source": str, "exercise": str | null,
+                "by_hand": bool}],
      "specs": {exercise_id: {"answer": str, "call": str | null, "setups": [str, ...],
                              "by_hand": bool, "refuse": "" | "autograd" | "torch",
                              "requires": [[code, expression], ...]}}}
@@ -82,6 +83,7 @@ class JobCell:
     kind: str
     source: str
     exercise: str | None  # set on grade cells: read the answers here instead of running it
+    by_hand: bool = False  # a by-hand exercise's answer cell: it runs with autograd off, as in the kernel
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,8 @@ class Job:
 
 def encode_job(job: Job) -> bytes:
     return json.dumps({
-        "cells": [{"kind": c.kind, "source": c.source, "exercise": c.exercise} for c in job.cells],
+        "cells": [{"kind": c.kind, "source": c.source, "exercise": c.exercise, "by_hand": c.by_hand}
+                  for c in job.cells],
         "specs": {eid: spec_to_json(s) for eid, s in job.specs.items()},
     }).encode()
 
@@ -119,7 +122,8 @@ def decode_job(data: bytes) -> Job:
     raw = json.loads(data)
     specs = {str(eid): spec_from_json(s) for eid, s in raw["specs"].items()}
     cells = tuple(JobCell(str(c["kind"]), str(c["source"]),
-                          c["exercise"] if c["exercise"] in specs else None) for c in raw["cells"])
+                          c["exercise"] if c["exercise"] in specs else None, c.get("by_hand") is True)
+                  for c in raw["cells"])
     return Job(cells, specs)
 
 
