@@ -17,16 +17,24 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from autograder.byhand import ByHand, autograd_off, tripped
+from autograder.byhand import AUTOGRAD, TORCH, ByHand, autograd_off, guarded, tripped, trips
 from autograder.contract import EVIDENCE, AnswerSpec
 from autograder.plain import Plain, to_plain
 
 FROM_NAMESPACE = object()  # read the answer from the namespace, not from an explicit value
 
 
-def _error(e: BaseException) -> Plain:
+# why a guarded answer is missing, by what its exercise refuses (contract.MISSING_CODES)
+REFUSED = {"": "by_hand", AUTOGRAD: "by_hand_code", TORCH: "no_torch"}
+
+
+def _refused(spec: AnswerSpec | None) -> Plain:
+    return {"t": "missing", "why": REFUSED.get(spec.refuse, "by_hand") if spec else "by_hand"}
+
+
+def _error(e: BaseException, spec: AnswerSpec | None = None) -> Plain:
     if isinstance(e, ByHand):
-        return {"t": "missing", "why": "by_hand"}
+        return _refused(spec)
     why = getattr(e, "why", None)  # the sandbox's per-cell timers say which budget ran out
     if isinstance(why, str):
         return {"t": "limit", "why": why}
@@ -71,14 +79,17 @@ def read_answer(spec: AnswerSpec, ns: dict[str, Any], value: Any = FROM_NAMESPAC
         if not callable(value):
             return {"t": "missing", "why": "not_callable"}
         local = dict(ns)
-        local[spec.answer] = value
+        before = trips()
         try:
-            with quiet(), autograd_off(spec.by_hand):
+            # the student's function or class runs under its exercise's refusal, wherever the
+            # call reaches it (the harness's own code around it runs as usual)
+            with quiet(), guarded(value, spec.refuse) as bound, autograd_off(spec.by_hand):
+                local[spec.answer] = bound
                 value = eval(spec.call, local)
         except Exception as e:  # the student's function failed: a reason, not a crash
-            return _error(e)
-        if spec.by_hand and tripped():  # a gradient asked for, and the error swallowed
-            return {"t": "missing", "why": "by_hand"}
+            return _error(e, spec)
+        if (spec.by_hand or spec.refuse) and trips() != before:  # refused, and the error swallowed
+            return _refused(spec)
         if value is Ellipsis:
             return {"t": "ellipsis"}
     plain = to_plain(value)
@@ -120,7 +131,7 @@ def read_shown(spec: AnswerSpec, ns: dict[str, Any], value: Any = FROM_NAMESPACE
             exec("import torch", local)
             exec(spec.setups[0], local)
     except Exception as e:
-        return _error(e)
+        return _error(e, spec)
     return read_answer(spec, local, value)
 
 
@@ -134,7 +145,7 @@ def at_params(spec: AnswerSpec, ns: dict[str, Any], answer_source: str, setup: s
             with autograd_off(spec.by_hand):
                 exec(compile_answer(answer_source), local)
     except Exception as e:
-        return _error(e)
+        return _error(e, spec)
     if spec.by_hand and tripped():
         return {"t": "missing", "why": "by_hand"}
     return read_answer(spec, local)
@@ -174,7 +185,7 @@ def read_all(spec: AnswerSpec, ns: dict[str, Any], history: list[str], *,
             with around():
                 answers.append(at_params(spec, ns, source, setup))
     except BaseException as e:
-        answers.append(_error(e))
+        answers.append(_error(e, spec))
     answers += [{"t": "missing", "why": "not_reached"}] * (len(spec.setups) - len(answers))
     if source is None:
         source = answer_cell_from_history(spec.answer, history)

@@ -18,12 +18,21 @@ switched off (the forward-gradient flag off, and the one dual level torch allows
 guard, so entering another raises). Taking the dispatch-mode stack apart from the answer cell
 trips it too. What remains open: code that pops the guard's mode and pushes it back before the
 cell ends (see docs/grading.md, "By hand in grading").
+
+Code written by hand (``Exercise(refuse=...)``): a function or class the student writes (a
+backward derived on paper, an engine in plain Python) runs under ``guarded``: every call of the
+function, every method of the class, with autograd refused (``AUTOGRAD``: the guard above,
+where the only autograd node allowed to run operations is the one the code was called from,
+and grad mode may not be switched back on inside a block entered without it), or torch refused
+altogether (``TORCH``: every torch function and operation). The grader's own code around it
+(the harness's autograd reference, gradcheck) runs as usual.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -33,11 +42,19 @@ MESSAGE = ("This exercise is done by hand: autograd is switched off while its an
            "torch.func).")
 
 
+NO_TORCH_MESSAGE = ("This code is written by hand in plain Python: torch is refused while it "
+                    "runs. Use numbers and the math module only.")
+
+AUTOGRAD = "autograd"  # the student's code runs with autograd refused
+TORCH = "torch"  # the student's code runs with torch refused altogether
+REFUSALS = ("", AUTOGRAD, TORCH)
+
+
 class ByHand(RuntimeError):
     """Raised when a by-hand answer asks autograd for a gradient."""
 
-    def __init__(self, what: str = "autograd") -> None:
-        super().__init__(f"{what} is switched off here. {MESSAGE}")
+    def __init__(self, what: str = "autograd", message: str = MESSAGE) -> None:
+        super().__init__(f"{what} is switched off here. {message}")
 
 
 class _Guard:
@@ -46,8 +63,10 @@ class _Guard:
     def __init__(self) -> None:
         self.depth = 0
         self.tripped = False
+        self.trips = 0  # every trip since the kernel started: a caller compares before and after
         self.saved: list[tuple[Any, str, Any]] = []
         self.source: _SourceSwitch | None = None
+        self.no_torch = False  # torch_off's modes are on
 
 
 _GUARD = _Guard()
@@ -65,9 +84,10 @@ class _Engine:
         return True
 
 
-def _trip(what: str) -> None:
+def _trip(what: str, message: str = MESSAGE) -> None:
     _GUARD.tripped = True
-    raise ByHand(what)
+    _GUARD.trips += 1
+    raise ByHand(what, message)
 
 
 def _refuser(what: str):
@@ -106,11 +126,19 @@ def _watch_class() -> type:
 
     class EngineWatch(TorchDispatchMode):
         # every aten operation of the cell passes here, below autograd, whoever called it
+        def __init__(self, node: Any, grad_on: bool) -> None:
+            super().__init__()
+            self.node = node  # the autograd node the block was entered from (a Function's backward)
+            self.grad_on = grad_on
+
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-            if torch._C._current_autograd_node() is not None:
+            node = torch._C._current_autograd_node()
+            if node is not None and node is not self.node:
                 _trip("the autograd engine (a backward pass)")
             if torch._C._is_fwd_grad_enabled():
                 _trip("forward-mode AD")
+            if not self.grad_on and torch.is_grad_enabled():
+                _trip("enable_grad (grad mode switched back on)")
             return func(*args, **(kwargs or {}))
 
     return EngineWatch
@@ -135,7 +163,7 @@ class _SourceSwitch:
             self.level = torch._C._enter_dual_level()
         except RuntimeError:  # a dual level is open already: forward AD is off by the flag alone
             self.level = None
-        self.mode = _watch_class()()
+        self.mode = _watch_class()(torch._C._current_autograd_node(), torch.is_grad_enabled())
         self.mode.__enter__()
         return self
 
@@ -185,6 +213,7 @@ def autograd_off(active: bool = True) -> Iterator[None]:
     except RuntimeError as e:
         if _NESTED_FORWARD in str(e) and not isinstance(e, ByHand):  # forward mode, by any name
             guard.tripped = True
+            guard.trips += 1
             raise ByHand("forward-mode AD") from e
         raise
     finally:
@@ -201,6 +230,120 @@ def autograd_off(active: bool = True) -> Iterator[None]:
 def tripped() -> bool:
     """Did anything inside the last ``autograd_off`` block ask autograd for a gradient?"""
     return _GUARD.tripped
+
+
+def trips() -> int:
+    """How many times a guard has refused something so far: compare before and after a call
+    that enters many blocks (a class's methods, each guarded on its own)."""
+    return _GUARD.trips
+
+
+# --- torch refused altogether: an engine the student writes in plain Python ------------------------
+
+@functools.cache
+def _no_torch_classes() -> tuple[type, type]:
+    """A function mode (every torch function, method and factory) and a dispatch mode (every
+    operation, whatever name reached it) that refuse (built on first use, like ``_watch_class``)."""
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class NoTorchFunctions(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            _trip(f"torch ({getattr(func, '__name__', 'a torch function')})", NO_TORCH_MESSAGE)
+
+    class NoTorchOperations(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            _trip(f"torch ({func})", NO_TORCH_MESSAGE)
+
+    return NoTorchFunctions, NoTorchOperations
+
+
+@contextlib.contextmanager
+def torch_off() -> Iterator[None]:
+    """Torch refused for the ``with`` block: autograd off as ``autograd_off`` does, and every
+    torch function and operation refused. Nested blocks (an engine's methods calling each
+    other) enter the modes once."""
+    with autograd_off():
+        if _GUARD.no_torch:
+            yield
+            return
+        functions, operations = (cls() for cls in _no_torch_classes())
+        _GUARD.no_torch = True
+        try:
+            with functions, operations:
+                yield
+        finally:
+            _GUARD.no_torch = False
+
+
+def refusing(what: str) -> contextlib.AbstractContextManager:
+    """The guard for ``what`` (``AUTOGRAD`` or ``TORCH``; nothing for "")."""
+    if what == TORCH:
+        return torch_off()
+    return autograd_off(what == AUTOGRAD)
+
+
+# --- the student's function or class, guarded wherever the grader calls it ------------------------
+
+# libraries whose classes a student's class may inherit from: never patched
+_LIBRARIES = ("torch", "abc", "typing", "enum", "collections", "numpy", "autograder")
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not built into Python
+
+
+def _guard_callable(fn: Callable[..., Any], what: str) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def guarded_call(*args: Any, **kwargs: Any) -> Any:
+        with refusing(what):
+            return fn(*args, **kwargs)
+
+    return guarded_call
+
+
+def _guard_attribute(value: Any, what: str) -> Any:
+    """The class attribute ``value`` with its code guarded, or None when it holds no code."""
+    if isinstance(value, staticmethod):
+        return staticmethod(_guard_callable(value.__func__, what))
+    if isinstance(value, classmethod):
+        return classmethod(_guard_callable(value.__func__, what))
+    if isinstance(value, property):
+        parts = (None if f is None else _guard_callable(f, what) for f in (value.fget, value.fset, value.fdel))
+        return property(*parts, value.__doc__)
+    if inspect.isfunction(value):
+        return _guard_callable(value, what)
+    return None
+
+
+def _student_classes(cls: type) -> list[type]:
+    """The classes of ``cls``'s MRO that the student wrote (not torch's, not Python's; by the
+    class, not by ``__module__``, which is "builtins" for a class made by exec)."""
+    return [c for c in cls.__mro__ if c.__flags__ & _HEAP_TYPE
+            and str(getattr(c, "__module__", "")).split(".")[0] not in _LIBRARIES]
+
+
+@contextlib.contextmanager
+def guarded(answer: Any, what: str) -> Iterator[Any]:
+    """``answer`` (a function or a class the student wrote) with its code run under the guard
+    for ``what``: a function is wrapped; a class has every function, static and class method
+    and property of its own classes guarded in place for the block (the instances it makes of
+    itself inside its methods are guarded too), then restored."""
+    if not what or answer is Ellipsis or not callable(answer):
+        yield answer
+        return
+    if not inspect.isclass(answer):
+        yield _guard_callable(answer, what)
+        return
+    saved: list[tuple[type, str, Any]] = []
+    try:
+        for cls in _student_classes(answer):
+            for name, value in list(vars(cls).items()):
+                stand_in = _guard_attribute(value, what)
+                if stand_in is not None:
+                    saved.append((cls, name, value))
+                    setattr(cls, name, stand_in)
+        yield answer
+    finally:
+        for cls, name, value in reversed(saved):
+            setattr(cls, name, value)
 
 
 # --- in the kernel: the answer cell itself raises at once ------------------------------------------

@@ -12,9 +12,11 @@ these types; the results files are the trusted side's records (``gradtutor.recor
 
 Parent -> child, once, on the job pipe (``encode_job`` / ``decode_job``)::
 
-    {"cells": [{"kind": "code" | "markdown" | "raw", "source": str, "exercise": str | null}],
+    {"cells": [{"kind": "code" | "markdown" | "raw", "source": str, "exercise": str | null,
+                "by_hand": bool}],
      "specs": {exercise_id: {"answer": str, "call": str | null, "setups": [str, ...],
-                             "by_hand": bool, "requires": [[code, expression], ...]}}}
+                             "by_hand": bool, "refuse": "" | "autograd" | "torch",
+                             "requires": [[code, expression], ...]}}}
 
 Child -> parent, one JSON line each (``parse_message``)::
 
@@ -41,7 +43,8 @@ MAX_ELEMENTS = 100_000
 MAX_DEPTH = 6
 LIMIT_CODES = ("cpu", "wall", "memory", "recursion")
 MISSING_CODES = ("no_variable", "answer_cell_raised", "not_callable", "no_answer_cell", "not_reached",
-                 "by_hand")
+                 "by_hand", "by_hand_code", "no_torch")
+REFUSE_CODES = ("", "autograd", "torch")  # what the student's function or class runs without
 MAX_REQUIRES = 8
 # what the answer cell shows, for the judge to give a generic diagnosis only on its evidence
 # (``answers.evidence``): a number of the setup typed in, float32 tensors, a seed passed to backward,
@@ -61,14 +64,17 @@ _UNSUPPORTED = {"t": "unsupported"}
 class AnswerSpec:
     """How to read an exercise's answer: its name, the call for function answers, the setup
     code of each variant to run (the shown values first), whether autograd is off while the
-    answer runs (a by-hand exercise), and what the prompt requires of it: (code, expression)
-    pairs, each expression true when the requirement is met, evaluated where the answer ran."""
+    answer runs (a by-hand exercise), what the student's function or class runs without
+    (``refuse``: "autograd", "torch" or nothing), and what the prompt requires of it: (code,
+    expression) pairs, each expression true when the requirement is met, evaluated where the
+    answer ran."""
 
     answer: str
     call: str | None
     setups: tuple[str, ...]
     by_hand: bool = False
     requires: tuple[tuple[str, str], ...] = ()
+    refuse: str = ""
 
     @property
     def is_function(self) -> bool:
@@ -81,6 +87,7 @@ class JobCell:
     kind: str
     source: str
     exercise: str | None  # set on grade cells: read the answers here instead of running it
+    by_hand: bool = False  # a by-hand exercise's answer cell: it runs with autograd off, as in the kernel
 
 
 @dataclass(frozen=True)
@@ -91,27 +98,36 @@ class Job:
 
 def encode_job(job: Job) -> bytes:
     return json.dumps({
-        "cells": [{"kind": c.kind, "source": c.source, "exercise": c.exercise} for c in job.cells],
+        "cells": [{"kind": c.kind, "source": c.source, "exercise": c.exercise, "by_hand": c.by_hand}
+                  for c in job.cells],
         "specs": {eid: spec_to_json(s) for eid, s in job.specs.items()},
     }).encode()
 
 
 def spec_to_json(s: AnswerSpec) -> dict:
     return {"answer": s.answer, "call": s.call, "setups": list(s.setups), "by_hand": s.by_hand,
-            "requires": [list(r) for r in s.requires]}
+            "refuse": s.refuse, "requires": [list(r) for r in s.requires]}
 
 
 def spec_from_json(s: dict) -> AnswerSpec:
     return AnswerSpec(str(s["answer"]), None if s["call"] is None else str(s["call"]),
                       tuple(str(x) for x in s["setups"]), by_hand=s.get("by_hand") is True,
-                      requires=tuple((str(code), str(expr)) for code, expr in s.get("requires", ())))
+                      requires=tuple((str(code), str(expr)) for code, expr in s.get("requires", ())),
+                      refuse=_refuse(s.get("refuse", "")))
+
+
+def _refuse(value: Any) -> str:
+    if value not in REFUSE_CODES:
+        raise ValueError(f"unknown refusal {value!r}")
+    return str(value)
 
 
 def decode_job(data: bytes) -> Job:
     raw = json.loads(data)
     specs = {str(eid): spec_from_json(s) for eid, s in raw["specs"].items()}
     cells = tuple(JobCell(str(c["kind"]), str(c["source"]),
-                          c["exercise"] if c["exercise"] in specs else None) for c in raw["cells"])
+                          c["exercise"] if c["exercise"] in specs else None, c.get("by_hand") is True)
+                  for c in raw["cells"])
     return Job(cells, specs)
 
 

@@ -40,6 +40,12 @@ MISSING = {
                "(backward, torch.autograd.grad or torch.func), which is switched off while it "
                "runs. Work the derivative out on paper and write {answer!r} as an expression "
                "of the parameters in the setup cell.",
+    "by_hand_code": "This exercise is done by hand: your code asked autograd for a gradient "
+                    "(backward, torch.autograd.grad, torch.func or forward-mode AD), which is "
+                    "refused while {answer!r} runs. Derive each derivative on paper and write it "
+                    "with tensor operations.",
+    "no_torch": "This exercise is done by hand in plain Python: {answer!r} used torch, which is "
+                "refused while it runs. Use Python numbers and the math module only.",
 }
 LIMITS = {
     "cpu": "Your code was stopped: it computed for longer than the time limit per cell.",
@@ -499,8 +505,6 @@ def _judge(check: Check, answers: list[Plain]) -> Feedback:
     if public.status in ("not_answered", "invalid"):
         fb.verdict, fb.message = public.status, public.message
         return fb
-    fb.score = sum(r.score for r in results) / len(results)
-    fb.verdict = "correct" if fb.score == 1.0 else "partial" if fb.score > 0 else "wrong"
     hit, ambiguous = believed(check, results)
     # a listed wrong answer never equals the right one at the shown values (tests/test_exercises):
     # an answer right there does not follow it, whatever it matches elsewhere
@@ -511,6 +515,11 @@ def _judge(check: Check, answers: list[Plain]) -> Feedback:
     several = _several(check, public) if public.status == "wrong" else []
     if several:  # each wrong entry explained by its own mistake, rather than one story for all
         hit, ambiguous = None, False
+    if hit is not None:
+        _follow(check, results, hit)
+        fb.variants = [VariantScore(r.status, r.score) for r in results]
+    fb.score = sum(r.score for r in results) / len(results)
+    fb.verdict = "correct" if fb.score == 1.0 else "partial" if fb.score > 0 else "wrong"
     slip = _consistent(results)
     failing = [r for r in results[1:] if r.status != "correct"]
     if slip is None and hit is None and public.status == "correct" and failing and \
@@ -634,6 +643,17 @@ def _untrue_story(wrong: WrongInfo, answer: Plain) -> bool:
     that calls backward without a seed: the numbers agree, the story does not."""
     found = evidence_of(answer)
     return "backward" in found and "seed" not in found and bool(_SEEDED_CALL.search(wrong.explanation))
+
+
+def _follow(check: Check, results: list[Judgement], hit: int) -> None:
+    """An answer believed to be the known mistake ``hit`` earns nothing where that mistake
+    happens to give the right answer (a region of the values blind to it, declared by its
+    exercise: a per-parameter clip below the threshold clips nothing): right there by the
+    mistake's luck, not by the answer's reasoning."""
+    for i, r in enumerate(results):
+        value = dict(check.variants[i].wrong).get(hit)
+        if r.status == "correct" and r.read and value is not None and same(check.kind, value, r.canonical):
+            results[i] = Judgement("wrong", 0.0, read=True, canonical=r.canonical, wrong=hit, matches=[hit])
 
 
 def _consistent(results: list[Judgement]) -> str | None:

@@ -68,7 +68,8 @@ def test_the_solution_runs_with_autograd_off_and_scores_full_marks(exercise_id):
 def test_every_prompt_says_by_hand_or_with_autograd():
     for ex in registry.all_exercises():
         prompt = exercise_cells(ex, "1")[0].source
-        assert (BY_HAND in prompt) == ex.by_hand and (WITH_AUTOGRAD in prompt) != ex.by_hand, ex.id
+        # code written by hand (refuse=) has its own banner (tests/test_by_hand_code.py)
+        assert (BY_HAND in prompt) == ex.by_hand and (WITH_AUTOGRAD in prompt) == (ex.mode == "autograd"), ex.id
 
 
 def test_the_guard_restores_autograd_and_remembers_a_swallowed_gradient():

@@ -129,13 +129,11 @@ def test_saved_references_to_the_engine_earn_nothing_by_hand(graded: dict) -> No
         assert "done by hand" in e["message"], (ex_id, route, e["message"])
 
 
-@pytest.mark.xfail(reason="open: after the stash cells and routes, chapter 4's forward-mode exercises "
-                          "(jvp_column, dual_jvp) raise RuntimeError in the cheat's notebook; not yet "
-                          "known whether a route or the guard leaves the forward-mode state behind",
-                   strict=False)
 def test_the_cheats_other_exercises_score_as_the_honest_classmates(graded: dict) -> None:
     # the other exercises of the same notebooks score as the honest classmate's (the stash cells
-    # change nothing there)
+    # change nothing there). The "raw dual" route once left a dual level open for the rest of the
+    # notebook: the sandbox ran answer cells unguarded, where the kernel's hook guards them (its
+    # level held, so the route's own one fails); now the sandbox guards them too (JobCell.by_hand)
     got = _exercises(graded, CHEAT)
     honest = _exercises(graded, HONEST)
     others = {i: (e["points"], honest[i]["points"]) for i, e in got.items() if i not in graded["plan"]}

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from autograder.answers import read_all
+from autograder.byhand import autograd_off
 from autograder.contract import Job, decode_job, encode_message
 from autograder.sandbox import seal
 from autograder.sandbox.limits import CellTimeout, CellTimers, Limits
@@ -209,7 +210,7 @@ def _run(job: Job, shell: Any, guard: Any, send, limits: Limits) -> None:
         parsed = _as_python(shell, cell.source)
         history.append(parsed[0] if parsed is not None else cell.source)
         try:
-            with CellTimers(limits):
+            with CellTimers(limits), autograd_off(cell.by_hand):
                 error = _execute(shell, cell.source, parsed)
         except CellTimeout as timeout:
             error = timeout

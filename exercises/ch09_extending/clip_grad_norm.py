@@ -7,7 +7,7 @@ import random
 import torch
 
 from autograder.kinds import Number, Table, Tensor
-from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.exercise import Exercise, Region, Wrong
 
 KIND = Table(rows=("clip",), columns=(("returned", Number()), ("g1", Tensor(shape=(2,))),
                                       ("g2", Tensor(shape=(2,)))))
@@ -48,11 +48,24 @@ def _per_parameter(g1: list, g2: list, max_norm: float) -> dict:
 
 def draw(rng: random.Random) -> dict:
     max_norm = rng.uniform(0.5, 2)
-    # both gradients longer than max_norm, so a per-parameter clip differs from the global one
-    def long() -> list:
-        angle, r = rng.uniform(0, 2 * math.pi), rng.uniform(1.2, 3) * max_norm
+    # half the draws clip: both gradients longer than max_norm, so a per-parameter clip differs
+    # from the global one; the other half do not (total norm below max_norm: nothing changes)
+    low, high = (1.2, 3) if rng.random() < 0.5 else (0.2, 0.65)
+
+    def vector() -> list:
+        angle, r = rng.uniform(0, 2 * math.pi), rng.uniform(low, high) * max_norm
         return [r * math.cos(angle), r * math.sin(angle)]
-    return {"g1": long(), "g2": long(), "max_norm": max_norm}
+    return {"g1": vector(), "g2": vector(), "max_norm": max_norm}
+
+
+def _clips(g1: list, g2: list, max_norm: float) -> bool:
+    return _total(g1, g2) > max_norm
+
+
+# both branches of min(1, max_norm / total): a clip that always rescales is right only above
+REGIONS = (Region("total norm above max_norm", _clips),
+           Region("total norm below max_norm", lambda **p: not _clips(**p),
+                  blind=("clip_norm_global",)))  # nothing is clipped, per parameter or globally
 
 
 EXERCISE = Exercise(
@@ -79,7 +92,9 @@ clipped = {"clip": {"returned": total,
     by_hand=True,
     kind=KIND,
     params={"g1": [3.0, 0.0], "g2": [0.0, 4.0], "max_norm": 1.0},
-    hidden=({"g1": [1.0, 2.0], "g2": [-2.0, 4.0], "max_norm": 2.0},),
+    hidden=({"g1": [1.0, 2.0], "g2": [-2.0, 4.0], "max_norm": 2.0},
+            {"g1": [0.5, -1.0], "g2": [1.5, 0.5], "max_norm": 2.5}),
+    regions=REGIONS,
     draw=draw,
     reference=reference,
     analytic=analytic,

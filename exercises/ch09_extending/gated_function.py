@@ -5,6 +5,7 @@ import random
 
 import torch
 
+from autograder.byhand import AUTOGRAD
 from autograder.kinds import Bool, Table, Tensor
 from gradtutor.key.exercise import Exercise, Wrong
 
@@ -120,6 +121,7 @@ from autograder.harness import function_report   # what the grader runs""",
         if ctx.needs_input_grad[1]:
             grad_y = g * x * s * (1 - s)   # σ'(y) = σ(y)(1 − σ(y))
         return grad_x, grad_y""",
+    refuse=AUTOGRAD,
     kind=KIND,
     params={"x": [1.0, -2.0, 0.5], "y": [0.0, 1.0, -1.5], "g": [1.0, 0.5, -2.0]},
     hidden=({"x": [2.0, 0.5, -1.0], "y": [-0.5, 2.0, 0.3], "g": [-1.0, 1.5, 1.0]},

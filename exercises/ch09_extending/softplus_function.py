@@ -7,6 +7,7 @@ import random
 import torch
 import torch.nn.functional as F
 
+from autograder.byhand import AUTOGRAD
 from autograder.kinds import Bool, Table, Tensor
 from gradtutor.key.exercise import Exercise, Wrong
 
@@ -127,6 +128,7 @@ from autograder.harness import function_report   # what the grader runs""",
     def backward(ctx, grad_out):
         (x,) = ctx.saved_tensors
         return grad_out * torch.sigmoid(x)   # e^x / (1 + e^x), computed stably by torch""",
+    refuse=AUTOGRAD,
     kind=KIND,
     params={"x": [-2.0, 0.5, 800.0], "g": [1.0, -2.0, 0.5]},
     hidden=({"x": [3.0, -30.0, 750.0], "g": [0.5, 1.0, -1.0]}, {"x": [0.0, -50.0, 710.0], "g": [2.0, -0.5, 1.5]}),

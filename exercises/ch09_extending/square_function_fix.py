@@ -9,6 +9,7 @@ import random
 
 import torch
 
+from autograder.byhand import AUTOGRAD
 from autograder.kinds import Bool, Table, Tensor
 from gradtutor.key.exercise import Exercise, Wrong
 
@@ -130,6 +131,7 @@ yourself before you check.
     def backward(ctx, grad_out):
         (x,) = ctx.saved_tensors
         return 2 * x * grad_out""",
+    refuse=AUTOGRAD,
     kind=KIND,
     params={"x": [0.7, -1.2, 2.0], "g": [1.0, 0.5, -1.0]},
     hidden=({"x": [1.5, 0.4, -2.0], "g": [2.0, -1.0, 0.5]}, {"x": [-0.3, 2.5, 1.1], "g": [-1.5, 1.0, 0.25]}),

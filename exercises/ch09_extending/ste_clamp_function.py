@@ -6,6 +6,7 @@ import random
 
 import torch
 
+from autograder.byhand import AUTOGRAD
 from autograder.kinds import Bool, Table, Tensor
 from gradtutor.key.exercise import Exercise, Wrong
 
@@ -104,6 +105,7 @@ from autograder.harness import function_report   # what the grader runs""",
     @staticmethod
     def backward(ctx, grad_out):
         return grad_out, None, None   # straight through; lo and hi get no gradient""",
+    refuse=AUTOGRAD,
     kind=KIND,
     params={"x": [-3.0, 0.25, 2.5, -0.5], "g": [1.0, -2.0, 0.5, 1.5], "lo": -1.0, "hi": 1.0},
     hidden=({"x": [0.1, -2.0, 0.9, 4.0], "g": [-1.0, 0.5, 2.0, 1.0], "lo": -0.5, "hi": 1.5},

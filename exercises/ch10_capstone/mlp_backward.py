@@ -5,6 +5,7 @@ import random
 
 import torch
 
+from autograder.byhand import AUTOGRAD
 from autograder.harness import directions, mlp_problem
 from autograder.kinds import Table, Tensor
 from gradtutor.key.exercise import Exercise, Wrong
@@ -90,6 +91,7 @@ X, y, params = mlp_problem(seed, n, d, h, c)   # one such problem, to try yours 
     dW1 = X.T @ dZ
     db1 = dZ.sum(0)
     return dW1, db1, dW2, db2""",
+    refuse=AUTOGRAD,
     kind=KIND,
     params={"seed": 0, "n": 6, "d": 2, "h": 5, "c": 3},
     hidden=({"seed": 7, "n": 9, "d": 3, "h": 4, "c": 2}, {"seed": 31, "n": 12, "d": 4, "h": 7, "c": 4}),

@@ -4,6 +4,7 @@
 import torch
 import torch.nn.functional as F
 
+from autograder.byhand import TORCH
 from autograder.kinds import Tensor
 from gradtutor.key.exercise import Exercise, Wrong
 
@@ -111,6 +112,7 @@ def train_engine(X, y, W1, b1, W2, b2, steps, lr):
         for p in params:
             p.data -= lr * p.grad
     return losses""",
+    refuse=TORCH,
     kind=Tensor(shape=(STEPS,), rtol=1e-6),
     params={"seed": 0, **ENGINE_TRAIN},
     hidden=({"seed": 5, **ENGINE_TRAIN}, {"seed": 9, **ENGINE_TRAIN}),

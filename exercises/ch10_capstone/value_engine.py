@@ -3,6 +3,7 @@ expression graphs beside torch (autograder.harness.engine_report): each classic 
 own set of probes, so the diagnosis comes from the class's behaviour, not from its text."""
 
 
+from autograder.byhand import TORCH
 from autograder.kinds import Bool, Table
 from gradtutor.key.exercise import Exercise, Wrong
 
@@ -157,6 +158,7 @@ from autograder.harness import engine_report   # what the grader runs""",
     call=call("engine_report(Value, seed)"),
     placeholder="Value = ...  # replace with your class Value",
     solution=SOLUTION,
+    refuse=TORCH,
     kind=KIND,
     params={"seed": 0},
     hidden=({"seed": 101}, {"seed": 202}),

@@ -29,12 +29,20 @@ BY_HAND = ("*By hand.* Autograd is switched off while your answer cell runs: wor
            "paper, then write it as an expression of the parameters in the setup cell.")
 WITH_AUTOGRAD = ("*With autograd.* Use torch to compute or find out the answer; the check re-runs "
                  "your cell with other values.")
+NO_AUTOGRAD_INSIDE = ("*By hand, in code.* The grader runs your code with autograd refused (no "
+                      "`backward()`, `torch.autograd.grad`, `torch.func` or forward-mode AD inside "
+                      "it): derive each derivative on paper, then write it with tensor operations.")
+NO_TORCH_INSIDE = ("*By hand, in plain Python.* The grader runs your code with torch refused: "
+                   "numbers and the `math` module only, each derivative worked out on paper.")
+# the banner of each mode (Exercise.mode): what the student may use, said once, above the prompt
+BANNERS = {"by_hand": BY_HAND, "refuse_autograd": NO_AUTOGRAD_INSIDE, "refuse_torch": NO_TORCH_INSIDE,
+           "autograd": WITH_AUTOGRAD}
 
 
 def exercise_cells(ex: Exercise, number: str) -> list[NotebookNode]:
     """Prompt, setup, answer and check/grade cells for one exercise."""
     points = f"{ex.points:g} point" + ("" if ex.points == 1 else "s")
-    mode = BY_HAND if ex.by_hand else WITH_AUTOGRAD
+    mode = BANNERS[ex.mode]
     cells = [new_markdown_cell(f"### Exercise {number} · {ex.title} ({points})\n\n{mode}\n\n"
                                + ex.prompt_text().strip(),
                                id=f"{ex.id}-prompt", metadata=_meta(f"{ex.id}-prompt", locked=True))]

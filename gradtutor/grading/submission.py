@@ -22,10 +22,11 @@ from typing import Any
 import nbformat
 from nbformat import NotebookNode
 
+from autograder.byhand import ANSWER_CELL_SUFFIX
 from autograder.contract import Job, JobCell
 from gradtutor.course import Course
 from gradtutor.key import registry
-from gradtutor.key.answer_key import spec
+from gradtutor.key.answer_key import is_by_hand, spec
 from gradtutor.nbcells import grade_id, is_grade, is_locked, is_solution, nbgrader_meta
 from gradtutor.records.files import MAX_NOTEBOOK_BYTES, Unreadable, read_beneath
 from gradtutor.records.submissions import Cell, Submission
@@ -208,7 +209,18 @@ def load(course: Course, sub: Submission, source: Any, parts: tuple[str, ...] | 
     except Unreadable as e:
         return None, None, str(e)
     specs = {c.exercise: spec(registry.get(c.exercise)) for c in cells if c.exercise is not None}
-    return cells, Job(tuple(JobCell(c.kind, _job_source(c), c.exercise) for c in cells), specs), ""
+    job = tuple(JobCell(c.kind, _job_source(c), c.exercise, _by_hand_answer(c)) for c in cells)
+    return cells, Job(job, specs), ""
+
+
+def _by_hand_answer(cell: Cell) -> bool:
+    """Is this the answer cell of a by-hand exercise? The kernel runs it with autograd off
+    (``autograder.byhand.KernelHook``); so does the sandbox, or code the kernel refuses there
+    (a dual level left open) would change the rest of the notebook."""
+    gid = cell.grade_id or ""
+    if not gid.endswith(ANSWER_CELL_SUFFIX):
+        return False
+    return is_by_hand(gid[: -len(ANSWER_CELL_SUFFIX)])
 
 
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"

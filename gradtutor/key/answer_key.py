@@ -55,7 +55,7 @@ def spec(ex: Exercise, variants: int | None = None) -> AnswerSpec:
 
 def spec_with(ex: Exercise, setups: tuple[str, ...]) -> AnswerSpec:
     return AnswerSpec(ex.answer, ex.call, setups, by_hand=ex.by_hand,
-                      requires=tuple((r.code, r.expression) for r in ex.requires))
+                      requires=tuple((r.code, r.expression) for r in ex.requires), refuse=ex.refuse)
 
 
 def _requires(ex: Exercise) -> tuple[RequireInfo, ...]:
@@ -89,7 +89,9 @@ def _practice(exercise_id: str) -> tuple[tuple[dict[str, Any], Variant], ...]:
     unit's own ``draw`` (seeded by the id), never a grading variant, and chosen so that the
     reference differs there from every listed wrong answer and (when the answer depends on
     the parameters at all) from the reference at the shown values, so that a typed-in number
-    or a formula right only at the shown values shows."""
+    or a formula right only at the shown values shows. Where the unit declares regions (the
+    branches of its reference), the draws reach them, one region per practice set while
+    there are sets left; a wrong answer the region is declared blind to may agree there."""
     import random
 
     ex = registry.get(exercise_id)
@@ -101,6 +103,8 @@ def _practice(exercise_id: str) -> tuple[tuple[dict[str, Any], Variant], ...]:
     shown = reference(exercise_id, 0)
     varies = any(not _same(ex, reference(exercise_id, v), shown) for v in range(1, len(grading)))
     coincide = coinciding(exercise_id)
+    # the practice values reach every region they can, those the shown values miss first
+    unreached = sorted((r.name for r in ex.regions), key=lambda name: name in ex.regions_at(ex.params))
     chosen: list[tuple[dict[str, Any], Variant]] = []
     for attempt in range(2 * PRACTICE_TRIES):
         if len(chosen) == PRACTICE_SETS:
@@ -108,6 +112,11 @@ def _practice(exercise_id: str) -> tuple[tuple[dict[str, Any], Variant], ...]:
         params = ex.draw(rng)
         if params in grading or any(params == p for p, _ in chosen) or \
                 (len(setups) > 1 and ex.setup_code(params) in setups):
+            continue
+        # as many slots as regions still unreached are kept for draws that reach one of them
+        missing = [name for name in unreached if not any(name in ex.regions_at(p) for p, _ in chosen)]
+        if missing and PRACTICE_SETS - len(chosen) <= len(missing) and \
+                not set(missing) & set(ex.regions_at(params)):
             continue
         # first try draws where every parameter moves off its shown value, so that a parameter
         # typed in as a number (3 passes for n) shows too; then any draw
@@ -117,7 +126,9 @@ def _practice(exercise_id: str) -> tuple[tuple[dict[str, Any], Variant], ...]:
             at = variant_at(ex, params)
         except Exception:  # a draw the unit cannot compute at: not a practice value
             continue
-        if any(_same(ex, at.reference, w) for _, w in at.wrong) or (varies and _same(ex, at.reference, shown)):
+        blind = ex.blind_at(params)  # wrong answers the unit declares equal to the reference here
+        if any(_same(ex, at.reference, w) for i, w in at.wrong if i not in blind) or \
+                (varies and _same(ex, at.reference, shown)):
             continue
         values = dict(at.wrong)
         if any(_same(ex, values[a], values[b]) for a, b in coincide):

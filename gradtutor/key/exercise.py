@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.byhand import REFUSALS
 from autograder.kinds import Kind
 
 Params = Mapping[str, Any]
@@ -68,6 +69,21 @@ class Require:
     hint: str
 
 
+@dataclass(frozen=True)
+class Region:
+    """A branch of the reference that the values must reach (clip_grad_norm: the total norm
+    above max_norm, and below it): ``holds(**params)`` is True inside it. The grading variants
+    and the self-check's values each reach every region of their exercise
+    (``answer_key.practice_params`` draws for the ones the shown values miss), so an answer
+    right on one branch only is caught. ``blind`` names the listed wrong answers
+    (misconception ids) that agree with the reference inside it: there they say nothing, and
+    elsewhere they must differ as usual."""
+
+    name: str
+    holds: Callable[..., bool]
+    blind: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True, kw_only=True)
 class Exercise:
     # a unit's folder is its chapter and its file name its id: the registry fills both in
@@ -91,6 +107,35 @@ class Exercise:
     placeholder: str | None = None  # starter line; default "<answer> = ..."
     by_hand: bool = False  # a derivation: autograd is off while the answer cell runs
     requires: tuple[Require, ...] = ()
+    # code written by hand: the student's function or class runs with autograd (AUTOGRAD) or
+    # torch altogether (TORCH) refused, wherever the grader calls it (autograder.byhand.guarded)
+    refuse: str = ""
+    regions: tuple[Region, ...] = ()  # branches the values must reach (see Region)
+
+    def __post_init__(self) -> None:
+        if self.refuse not in REFUSALS:
+            raise ValueError(f"refuse={self.refuse!r}: one of {REFUSALS}")
+        if self.refuse and (self.call is None or self.by_hand):
+            raise ValueError("refuse= guards a function or class answer; by_hand= an answer cell")
+
+    def regions_at(self, params: Params) -> tuple[str, ...]:
+        """The names of the regions these values reach."""
+        return tuple(r.name for r in self.regions if r.holds(**params))
+
+    def blind_at(self, params: Params) -> frozenset[int]:
+        """Indices of the listed wrong answers that agree with the reference at these values by
+        the unit's own declaration (a region that is blind to them)."""
+        names = {m for r in self.regions if r.blind and r.holds(**params) for m in r.blind}
+        return frozenset(i for i, w in enumerate(self.wrong) if w.misconception in names)
+
+    @property
+    def mode(self) -> str:
+        """How the exercise is to be done, the one source of its banner: "by_hand" (a derivation
+        in the answer cell), "refuse_autograd" (code with no autograd inside), "refuse_torch"
+        (plain Python, no torch inside) or "autograd" (use torch)."""
+        if self.by_hand:
+            return "by_hand"
+        return f"refuse_{self.refuse}" if self.refuse else "autograd"
 
     @property
     def is_function(self) -> bool:

@@ -193,8 +193,13 @@ ANSWERS = [
     # clip_grad_norm (by hand)
     ("clip_grad_norm", 'import math\ntotal = math.sqrt(sum(v * v for v in g1 + g2))\ns = min(1.0, max_norm / (total + 1e-6))\n'
                        'clipped = {"clip": {"returned": total, "g1": [v * s for v in g1], "g2": [v * s for v in g2]}}', R),
-    ("clip_grad_norm", 'total = torch.tensor(g1 + g2).norm()\ns = max_norm / (total + 1e-6)\n'
+    ("clip_grad_norm", 'total = torch.tensor(g1 + g2).norm()\ns = torch.clamp(max_norm / (total + 1e-6), max=1.0)\n'
                        'clipped = {"clip": {"returned": total, "g1": torch.tensor(g1) * s, "g2": torch.tensor(g2) * s}}', R),
+    # relabelled (#26): it rescales below max_norm too, where clip_grad_norm_ leaves the gradients
+    # as they are; right at every value it was tried at while every value had the norm above
+    ("clip_grad_norm", 'total = torch.tensor(g1 + g2).norm()\ns = max_norm / (total + 1e-6)\n'
+                       'clipped = {"clip": {"returned": total, "g1": torch.tensor(g1) * s, "g2": torch.tensor(g2) * s}}',
+     ("wrong", "rescales also below max_norm", ("shown_values_only",))),
     ("clip_grad_norm", 'import math\ntotal = math.sqrt(sum(v * v for v in g1 + g2))\ns = min(1.0, max_norm / (total + 1e-6))\n'
                        'clipped = {"clip": {"returned": total * s, "g1": [v * s for v in g1], "g2": [v * s for v in g2]}}',
      ("wrong", "returns the norm after clipping", ("clip_returns_total_norm",))),
