@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
 import sysconfig
@@ -174,7 +175,9 @@ def test_wheel_installs_beside_torch_alone(wheel: Path, tmp_path: Path) -> None:
             "x = torch.tensor(2.0, requires_grad=True)\n"
             "print(len(ids()), check('sum_rule', 11.0).verdict, check('sum_rule', 24.0).misconception)\n"
             "import importlib.util\nprint(importlib.util.find_spec('gradtutor'))")
-    ran = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    alone = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the venv's own packages only
+    ran = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                         env=alone)
     assert ran.returncode == 0, ran.stderr[-3000:]
     count, right, invalid, trusted = ran.stdout.split()[-4:]
     assert int(count) == len(EXERCISES)
