@@ -6,6 +6,7 @@ import random
 
 import torch
 
+from autograder.byhand import AUTOGRAD
 from autograder.harness import jvp_report
 from autograder.kinds import Bool, Table, Tensor
 from gradtutor.key.exercise import Exercise, Wrong
@@ -103,6 +104,7 @@ tx = torch.tensor({{tx}}, dtype=torch.float64)   # the tangent carried by x
 ty = torch.tensor({{ty}}, dtype=torch.float64)   # the tangent carried by y
 from autograder.harness import jvp_report   # what the grader runs""",
     answer="GateFwd",
+    refuse=AUTOGRAD,  # the prompt says: backward derived by hand
     call=call("jvp_report(GateFwd.apply, [x, y], [tx, ty])"),
     placeholder="GateFwd = ...  # replace with your class GateFwd(torch.autograd.Function)",
     solution="""class GateFwd(torch.autograd.Function):

@@ -7,6 +7,7 @@ import random
 import torch
 import torch.nn.functional as F
 
+from autograder.byhand import AUTOGRAD
 from autograder.harness import inplace_report
 from autograder.kinds import Bool, Table, Tensor
 from gradtutor.key.exercise import Exercise, Wrong
@@ -117,6 +118,7 @@ g = torch.tensor({{g}}, dtype=torch.float64)   # the gradient arriving at the ou
 a = {{a}}                                       # the slope for x <= 0
 from autograder.harness import inplace_report   # what the grader runs""",
     answer="LeakyReLUInplace",
+    refuse=AUTOGRAD,  # the prompt says: backward derived by hand
     call=call("inplace_report(lambda t: LeakyReLUInplace.apply(t, a), [x], g)"),
     placeholder="LeakyReLUInplace = ...  # replace with your class LeakyReLUInplace(torch.autograd.Function)",
     solution="""class LeakyReLUInplace(torch.autograd.Function):

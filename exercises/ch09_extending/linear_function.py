@@ -6,6 +6,7 @@ import random
 
 import torch
 
+from autograder.byhand import AUTOGRAD
 from autograder.kinds import Bool, Table, Tensor
 from gradtutor.key.exercise import Exercise, Wrong
 
@@ -127,6 +128,7 @@ b = torch.tensor({{b}}, dtype=torch.float64)   # (O,)
 g = torch.tensor({{g}}, dtype=torch.float64)   # (N, O): the gradient arriving at the output
 from autograder.harness import function_report   # what the grader runs""",
     answer="Linear",
+    refuse=AUTOGRAD,  # the prompt says: backward derived by hand
     call=call("function_report(Linear.apply, [x, W, b], g)"),
     placeholder="Linear = ...  # replace with your class Linear(torch.autograd.Function)",
     solution="""class Linear(torch.autograd.Function):
