@@ -102,6 +102,7 @@ def test_the_late_policy_command_round_trips(tmp_path: Path) -> None:
 def test_hub_set_up_takes_the_policy_or_nbgraders_default(tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("classroom_under_test", REPO / "hub" / "classroom.py")
     classroom = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = classroom  # its dataclasses look their module up there
     spec.loader.exec_module(classroom)
     asked: list[str] = []
     with open(os.devnull) as quiet:  # not a terminal: nothing is asked
