@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from browser.axe import AXE, audit, counts, course_owned, report
 from browser.lab import open_notebook, run_all
-from test_browser import ARTIFACTS, GRADTUTOR, browser, lab  # noqa: F401 (session fixtures)
+from test_browser import ARTIFACTS, GRADTUTOR
 
 pytestmark = pytest.mark.browser
 
@@ -40,7 +40,7 @@ def checked(name: str, failures) -> None:
 
 
 @pytest.fixture(scope="module")
-def context(browser):  # noqa: F811 (the session fixture imported above)
+def context(browser):
     assert AXE.is_file(), f"{AXE} is missing: run make node_modules (npm ci)"
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     yield ctx
@@ -98,7 +98,7 @@ def set_theme(page, theme: str) -> None:
     page.wait_for_timeout(1000)  # the theme's stylesheet applies after the attribute changes
 
 
-def test_lesson_in_jupyterlab_in_both_themes(browser, lab):  # noqa: F811 (session fixtures)
+def test_lesson_in_jupyterlab_in_both_themes(browser, lab):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     try:

@@ -18,9 +18,6 @@ import pytest
 import torch
 from browser.demo import EXERCISE, WIDGETS, write_demo
 from browser.lab import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    Lab,
     error_outputs,
     open_notebook,
     rendered_widgets,
@@ -38,30 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "artifacts" / "browser"
 GRADTUTOR = Path(sys.executable).with_name("gradtutor")
 COURSE_NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
-
-
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("lab-root")
-    write_demo(root)
-    (root / "course").mkdir()
-    for nb in COURSE_NOTEBOOKS:  # copies: running them in the lab must not touch notebooks/
-        shutil.copy(nb, root / "course" / nb.name)
-    server = Lab(root, tmp_path_factory.mktemp("lab-state"))
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: run make test (tools/system-deps installs Debian's chromium)")
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+# the session's `lab` and `browser` are in tests/conftest.py: one of each for every browser test
 
 
 @pytest.fixture
