@@ -293,9 +293,12 @@ def test_gradtutor_feedback_pages_reveal_nothing(graded: dict) -> None:
     ex = next(ex for ex in graded["exercises"] if ex.wrong)
     import html as html_lib
 
+    from autograder.feedback import misconception_line
     from gradtutor.key import misconceptions
 
-    assert html_lib.escape(misconceptions.name(ex.wrong[0].misconception)) in wrong
+    mid = ex.wrong[0].misconception
+    # the line as the page frames it: the mistake, a topic ("about ..."), or the rule it breaks
+    assert html_lib.escape(misconception_line(mid, misconceptions.name(mid))) in wrong
     assert html_lib.escape(ex.wrong[0].hint) in wrong
 
 
