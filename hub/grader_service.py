@@ -153,6 +153,14 @@ class Base(HubOAuthenticated, web.RequestHandler):
     def user_name(self) -> str:
         return self.current_user["name"]
 
+    def check_xsrf_cookie(self) -> None:
+        """A POST that a browser's cookie authenticates must carry the page's _xsrf token: every
+        user's server shares the hub's origin, so a page a student serves could otherwise press
+        a button with a TA's cookie. A request with a token header is not a browser's."""
+        if self.request.headers.get("Authorization", "").lower().startswith("token "):
+            return
+        super().check_xsrf_cookie()
+
 
 class Page(Base):
     @web.authenticated
@@ -222,6 +230,7 @@ def make_app(cls: dict, prefix: str) -> web.Application:
             (at(r"api/jobs/(\d+)"), ApiJob),
         ],
         cookie_secret=os.urandom(32),
+        xsrf_cookies=True,  # the form's xsrf_form_html() token is checked (Base.check_xsrf_cookie)
         template_path=str(HERE),
         grader=Grader(cls),
         prefix=prefix,

@@ -542,6 +542,10 @@ def _staff_grade(seen: dict, klass: dict, teacher: User, students: dict[str, Use
         timeout=60,
     )
     assert pressed.status_code == 303, pressed.text[:2000]
+    # the same press without the page's token, as a page served by a student could send it
+    forged = ta.browser.post(f"{url}/services/{GRADER}/jobs", allow_redirects=False, timeout=60,
+                             data={"action": "grade", "assignment": SLUG})
+    seen["forged_press"] = forged.status_code
     seen["grade_job"] = _wait(ta, ta.service("api/jobs").json()["jobs"][-1]["id"])
     seen["service_page_after"] = ta.browser.get(f"{url}/services/{GRADER}/", timeout=60).text
 
@@ -729,6 +733,12 @@ def test_the_ta_grades_and_releases_feedback_in_the_grader_service(term: dict) -
     assert SLUG in page and all(f">{b}</button>" in page for b in buttons), page
     assert f"#{grade['id']} Grade {SLUG}" in term["service_page_after"]
     assert [j["id"] for j in term["jobs"]] == [1, 2], term["jobs"]  # the students' POST made no job
+
+
+def test_a_press_without_the_pages_xsrf_token_is_refused(term: dict) -> None:
+    """Every user's server shares the hub's origin: a page a student serves must not be able to
+    press the service's buttons with a TA's cookie."""
+    assert term["forged_press"] == 403
 
 
 def test_students_cannot_reach_the_grader_service(term: dict) -> None:
