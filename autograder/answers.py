@@ -14,7 +14,7 @@ import functools
 import io
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from autograder.byhand import AUTOGRAD, TORCH, ByHand, autograd_off, guarded, tripped, trips
@@ -313,13 +313,23 @@ def assigns(source: str, name: str) -> bool:
         tree = ast.parse(source)
     except SyntaxError:
         return False
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name:
-            return True
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Store):
-                return True
-    return False
+    return any(isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Store)
+               or isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and sub.name == name
+               for node in tree.body for sub in _top_scope(node))
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+
+
+def _top_scope(node: ast.AST) -> Iterator[ast.AST]:
+    """``node`` and what it holds, without the insides of functions, classes, lambdas and
+    comprehensions: their names are their own (``{row: ... for row in ...}`` binds no ``row``)."""
+    yield node
+    if isinstance(node, _SCOPES):
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _top_scope(child)
 
 
 @functools.lru_cache(maxsize=1024)

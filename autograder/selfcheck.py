@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from autograder import byhand, checkdata
-from autograder.answers import FROM_NAMESPACE, answer_cell_from_history, assigns, names_read, read_all
+from autograder import answer_cells, byhand, checkdata
+from autograder.answers import FROM_NAMESPACE, answer_cell_from_history, names_read, read_all
 from autograder.feedback import VERDICTS, Feedback, as_html, misconception_line
 from autograder.judge import describe_difference, judge
 
@@ -84,16 +84,32 @@ def _self_check(exercise_id: str, answer: Any, namespace: dict[str, Any] | None,
         return _unknown(exercise_id)
     try:
         ns, history = _kernel(namespace, history)
+        answer, history = _own(exercise_id, found.spec.answer, answer, history)
         answers = read_all(found.spec, ns, history, value=answer)
         source = answer_cell_from_history(found.spec.answer, history)
         if source is None:
             answers = answers[:1]  # no answer cell to re-run (not in a kernel): the shown values
         fb = _where(judge(found, answers), found, answers)
         if source is not None:
-            _LAST[exercise_id] = Checked(source, answer, len(history), fb)
+            _LAST[exercise_id] = Checked(source, answer, _reads(source, ns), fb)
         return fb
     except Exception as e:  # never let a strange answer stop "Run all"
         return _crash(exercise_id, e)
+
+
+def _own(exercise_id: str, name: str, answer: Any, history: list[str]) -> tuple[Any, list[str]]:
+    """The exercise's own answer and history: the answer cells of other exercises (known by their
+    cell ids, ``answer_cells``) are not this one's, even where they bind the same name; where one
+    of them bound the name last, the value this exercise's own answer cell bound stands instead."""
+    others = answer_cells.others(exercise_id)
+    if not others:
+        return answer, history
+    sources = {r.source for r in others}
+    own = answer_cells.ran(exercise_id)
+    if own is not None and (any(answer is r.value for r in others) or
+                            answer_cell_from_history(name, history) in sources):
+        answer = own.value
+    return answer, [cell for cell in history if cell not in sources]
 
 
 @dataclass(frozen=True)
@@ -102,24 +118,36 @@ class Checked:
 
     source: str  # the answer cell it re-ran
     answer: Any  # the answer object it judged (held, so its identity stays its own)
-    cells: int  # how many cells the history held then
+    reads: dict[str, Any]  # what the names the answer cell reads were bound to then
     feedback: Feedback
 
 
 _LAST: dict[str, Checked] = {}
+_PLAIN = (int, float, complex, str, bytes, bool, type(None))
 
 
-def _still(exercise_id: str, answer: Any, history: list[str]) -> Feedback | None:
+def _reads(source: str, ns: dict[str, Any]) -> dict[str, Any]:
+    return {name: ns[name] for name in names_read(source) if name in ns}
+
+
+def _unchanged(then: Any, now: Any) -> bool:
+    """The same binding: the same object, or (for a number or a string, which re-running an
+    assignment makes anew) an equal one of the same type."""
+    return then is now or (type(then) is type(now) and isinstance(then, _PLAIN) and then == now)
+
+
+def _still(exercise_id: str, answer: Any, history: list[str], ns: dict[str, Any]) -> Feedback | None:
     """The last check's feedback, where nothing it judged has changed since: the same answer
-    cell and answer object, and no cell run after it binds a name the answer cell reads."""
+    cell and answer object, and every name the answer cell reads still bound as it was (a cell
+    that binds one anew to an equal number, or imports the same module, changes nothing)."""
     last = _LAST.get(exercise_id)
     found = _check_of_practice(exercise_id)
-    if last is None or found is None or last.answer is not answer or len(history) < last.cells:
+    if last is None or found is None or last.answer is not answer:
         return None
     if answer_cell_from_history(found.spec.answer, history) != last.source:
         return None
-    reads = names_read(last.source)
-    if any(assigns(cell, name) for cell in history[last.cells - 1:-1] for name in reads):
+    missing = object()
+    if any(not _unchanged(then, ns.get(name, missing)) for name, then in last.reads.items()):
         return None
     return last.feedback
 
@@ -196,10 +224,12 @@ def grade(exercise_id: str, answer: Any = Ellipsis) -> float:
 
 
 def _install_by_hand_hook() -> None:
-    # in a kernel (JupyterLab sends each cell's id), a by-hand answer cell runs with autograd off
+    # in a kernel (JupyterLab sends each cell's id), an answer cell runs after its own setup and
+    # its answer is kept as its exercise's; a by-hand answer cell runs with autograd off
     shell = _shell()
     if shell is not None and hasattr(shell, "events"):
         with contextlib.suppress(Exception):  # never let the self-check's import stop a lesson
+            answer_cells.install(shell, checkdata.shown)
             byhand.install(shell, checkdata.is_by_hand)
 
 
@@ -285,12 +315,14 @@ def review(chapter: int, answers: dict[str, Any]) -> Review:
     _, history = _kernel(None, None)
     out = Review()
     out.late = due_passed(answers.get("__session__")) if isinstance(answers, dict) else None
+    ns = answers if isinstance(answers, dict) else {}
     for number, exercise_id in enumerate(ids, start=1):
         found = _check_of_practice(exercise_id)
         if found is None:
             continue
-        answer = answers.get(found.spec.answer, Ellipsis)
+        name = found.spec.answer
+        answer, own_history = _own(exercise_id, name, ns.get(name, Ellipsis), history)
         # the check under the answer cell, where nothing it judged changed since; else check again
-        out.append(_still(exercise_id, answer, history) or check(exercise_id, answer))
+        out.append(_still(exercise_id, answer, own_history, ns) or check(exercise_id, answer))
         out.numbers.append(f"{chapter}.{number}")
     return out

@@ -75,6 +75,13 @@ def is_by_hand(exercise_id: str) -> bool:
     return exercise_id in registry.ids() and registry.get(exercise_id).by_hand
 
 
+def shown(exercise_id: str) -> tuple[str, str]:
+    """(answer name, setup code at the shown values): what the kernel re-runs before an answer
+    cell (``autograder.answer_cells``); loads that one unit only."""
+    ex = registry.get(exercise_id)
+    return ex.answer, ex.setup_code(ex.params)
+
+
 PRACTICE_SETS = 2
 PRACTICE_TRIES = 60
 
@@ -101,7 +108,9 @@ def _practice(exercise_id: str) -> tuple[tuple[dict[str, Any], Variant], ...]:
     # would give that variant's answer away (when the setup depends on the values at all)
     setups = {ex.setup_code(v) for v in grading}
     shown = reference(exercise_id, 0)
-    varies = any(not _same(ex, reference(exercise_id, v), shown) for v in range(1, len(grading)))
+    # the grading variants' references only: their wrong answers are not needed here (a training
+    # loop's eight wrong loops at every variant were most of a cold self-check's wait)
+    varies = any(not _same(ex, quietly(ex.kind.of, quietly(ex.reference, **v)), shown) for v in grading[1:])
     coincide = coinciding(exercise_id)
     # the practice values reach every region they can, those the shown values miss first
     unreached = sorted((r.name for r in ex.regions), key=lambda name: name in ex.regions_at(ex.params))
@@ -161,11 +170,11 @@ def practice_check(exercise_id: str) -> Check:
 def _practice_check(exercise_id: str) -> Check:
     ex = registry.get(exercise_id)
     practice = _practice(exercise_id)
-    full = check_for(exercise_id)
     setups = (ex.setup_code(ex.params), *(ex.setup_code(p) for p, _ in practice))
     return Check(id=ex.id, title=ex.title, chapter=ex.chapter, points=ex.points, kind=ex.kind,
-                 spec=spec_with(ex, setups), variants=(full.variants[0], *(v for _, v in practice)),
-                 wrong=full.wrong, requires=full.requires)
+                 spec=spec_with(ex, setups),
+                 variants=(_grading_variant(exercise_id, 0), *(v for _, v in practice)),
+                 wrong=_wrong_info(ex), requires=_requires(ex))
 
 
 def cache_dir() -> Path:
@@ -225,10 +234,14 @@ def check_for(exercise_id: str, variants: int | None = None) -> Check:
         id=ex.id, title=ex.title, chapter=ex.chapter, points=ex.points, kind=ex.kind,
         spec=spec(ex, count),
         variants=tuple(Variant(reference(ex.id, v), wrong_values(ex.id, v)) for v in range(count)),
-        wrong=tuple(WrongInfo(w.misconception, misconceptions.name(w.misconception), w.explanation,
-                              w.hint) for w in ex.wrong),
+        wrong=_wrong_info(ex),
         requires=_requires(ex),
     )
+
+
+def _wrong_info(ex: Exercise) -> tuple[WrongInfo, ...]:
+    return tuple(WrongInfo(w.misconception, misconceptions.name(w.misconception), w.explanation, w.hint)
+                 for w in ex.wrong)
 
 
 def run_at(ex: Exercise, ns: dict[str, Any], source: str, params: Params) -> Plain:
