@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 ANSWER_CELL_SUFFIX = "-answer"  # nbgrader cell ids of answer cells: "<exercise id>-answer"
+SETUP_HEADER = "# Setup (read-only)."  # the first line of every setup cell the build writes
 
 
 @dataclass(frozen=True)

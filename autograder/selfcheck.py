@@ -15,13 +15,21 @@ import difflib
 import html
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from autograder import answer_cells, byhand, checkdata
-from autograder.answers import FROM_NAMESPACE, answer_cell_from_history, names_read, read_all
+from autograder.answers import (
+    FROM_NAMESPACE,
+    HISTORY_CELLS,
+    answer_cell_from_history,
+    assigns,
+    names_read,
+    read_all,
+)
 from autograder.feedback import VERDICTS, Feedback, as_html, misconception_line
 from autograder.judge import describe_difference, judge
 
@@ -91,25 +99,49 @@ def _self_check(exercise_id: str, answer: Any, namespace: dict[str, Any] | None,
             answers = answers[:1]  # no answer cell to re-run (not in a kernel): the shown values
         fb = _where(judge(found, answers), found, answers)
         if source is not None:
-            _LAST[exercise_id] = Checked(source, answer, _reads(source, ns), fb)
+            _LAST[exercise_id] = Checked(source, answer, len(history), _reads(source, ns), fb)
         return fb
     except Exception as e:  # never let a strange answer stop "Run all"
         return _crash(exercise_id, e)
 
 
+_CHECK_CALL = re.compile(r"""(?<![\w.])check\(\s*["'](\w+)["']""")
+
+
+def _foreign(exercise_id: str, name: str, history: list[str]) -> set[str]:
+    """The cells binding ``name`` that are another exercise's answer: known by their cell ids
+    (``answer_cells``, in JupyterLab), or, where no id arrives, followed by that exercise's
+    ``check("...")`` before the name is bound again."""
+    out = {r.source for r in answer_cells.others(exercise_id)}
+    owner = None
+    for cell in reversed(history[-HISTORY_CELLS:]):
+        called = _CHECK_CALL.search(cell)
+        if called:
+            owner = called.group(1)
+        elif assigns(cell, name):
+            if owner not in (None, exercise_id):
+                out.add(cell)
+            owner = None
+    return out
+
+
 def _own(exercise_id: str, name: str, answer: Any, history: list[str]) -> tuple[Any, list[str]]:
-    """The exercise's own answer and history: the answer cells of other exercises (known by their
-    cell ids, ``answer_cells``) are not this one's, even where they bind the same name; where one
-    of them bound the name last, the value this exercise's own answer cell bound stands instead."""
-    others = answer_cells.others(exercise_id)
-    if not others:
+    """The exercise's own answer and history: another exercise's answer cell is not this one's,
+    even where it binds the same name (chapter 10 asks for ``grads`` twice). Where one bound the
+    name last, the value this exercise's own cell bound stands instead (kept by ``answer_cells``,
+    or by this exercise's last self-check)."""
+    foreign = _foreign(exercise_id, name, history)
+    if not foreign:
         return answer, history
-    sources = {r.source for r in others}
-    own = answer_cells.ran(exercise_id)
-    if own is not None and (any(answer is r.value for r in others) or
-                            answer_cell_from_history(name, history) in sources):
-        answer = own.value
-    return answer, [cell for cell in history if cell not in sources]
+    own_history = [cell for cell in history if cell not in foreign]
+    own, last = answer_cells.ran(exercise_id), _LAST.get(exercise_id)
+    if answer_cell_from_history(name, history) in foreign or \
+            any(answer is r.value for r in answer_cells.others(exercise_id)):
+        if own is not None:
+            answer = own.value
+        elif last is not None and last.source == answer_cell_from_history(name, own_history):
+            answer = last.answer
+    return answer, own_history
 
 
 @dataclass(frozen=True)
@@ -118,6 +150,7 @@ class Checked:
 
     source: str  # the answer cell it re-ran
     answer: Any  # the answer object it judged (held, so its identity stays its own)
+    cells: int  # how many cells the history held then
     reads: dict[str, Any]  # what the names the answer cell reads were bound to then
     feedback: Feedback
 
@@ -138,16 +171,21 @@ def _unchanged(then: Any, now: Any) -> bool:
 
 def _still(exercise_id: str, answer: Any, history: list[str], ns: dict[str, Any]) -> Feedback | None:
     """The last check's feedback, where nothing it judged has changed since: the same answer
-    cell and answer object, and every name the answer cell reads still bound as it was (a cell
-    that binds one anew to an equal number, or imports the same module, changes nothing)."""
+    cell and answer object, every name the answer cell reads still bound as it was, and no cell
+    run since that binds one of them but the exercises' setups (a later setup that binds ``x0``
+    anew changes the earlier answer only if its value differs; each setup runs again before its
+    own answer cell, ``answer_cells``)."""
     last = _LAST.get(exercise_id)
     found = _check_of_practice(exercise_id)
-    if last is None or found is None or last.answer is not answer:
+    if last is None or found is None or last.answer is not answer or len(history) < last.cells:
         return None
     if answer_cell_from_history(found.spec.answer, history) != last.source:
         return None
     missing = object()
     if any(not _unchanged(then, ns.get(name, missing)) for name, then in last.reads.items()):
+        return None
+    since = [cell for cell in history[last.cells - 1:-1] if not cell.startswith(answer_cells.SETUP_HEADER)]
+    if any(assigns(cell, name) for cell in since for name in names_read(last.source)):
         return None
     return last.feedback
 

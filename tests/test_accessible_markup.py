@@ -57,8 +57,8 @@ def test_the_words_change_with_the_plot():
     box.controls["x"].value = 1.75
     assert f"x = {num(1.75)}" in box.plot.tooltip
     assert f"slope is {num(box.numbers['grad'])}" in box.plot.tooltip
-    stepper = chain_rule_stepper()
-    assert "a not computed yet" in stepper.plot.tooltip
+    stepper = chain_rule_stepper(x0=2.0, y0=3.0)
+    assert "x·y not computed yet" in stepper.plot.tooltip
     for _ in range(8):
         stepper.controls["Next ▶"].click()
     assert "step 8 of 8" in stepper.plot.tooltip and "x.grad = 3.0 + 4.0 = 7.0" in stepper.plot.tooltip

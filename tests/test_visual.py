@@ -210,7 +210,7 @@ def test_tangent_explorer_with_a_student_function_uses_finite_differences():
 
 
 def test_chain_rule_stepper_walks_forward_then_backward():
-    box = chain_rule_stepper()
+    box = chain_rule_stepper(x0=2.0, y0=3.0)
     assert box.numbers["step"] == 0 and "Forward" in shown(box)
     first = bytes(box.plot.value)
     for _ in range(10):  # clicking past the end (8 steps) stays at the end

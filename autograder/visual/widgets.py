@@ -47,7 +47,7 @@ class DescribedImage(W.Image):
 
 def num(v: float, digits: int = 4) -> str:
     """1.4, 2.0, -6.108: whole numbers keep one decimal, as torch prints them."""
-    v = float(v)
+    v = float(v) + 0.0  # -0.0 + 0.0 is 0.0: a signed zero reads 0
     if v != v:
         return "nan"
     if v == int(v) and abs(v) < 1e6:
@@ -231,13 +231,14 @@ def tangent_explorer(f: Callable[[torch.Tensor], torch.Tensor] | None = None, x0
 
 CHAIN_STEPS = (
     "Forward: x and y are leaves you typed in.",
-    "Forward: a = x · y (MulBackward0).",
-    "Forward: b = x² (PowBackward0).",
-    "Forward: z = a + b (AddBackward0). The forward pass is done.",
+    "Forward: x·y (MulBackward0).",
+    "Forward: x² (PowBackward0).",
+    "Forward: z = x·y + x² (AddBackward0). The forward pass is done.",
     "Backward starts at the output: ∂z/∂z = 1.",
-    "AddBackward0 passes the gradient on unchanged: ∂z/∂a = 1 · 1, ∂z/∂b = 1 · 1.",
-    "PowBackward0 multiplies by 2x: x receives ∂z/∂b · 2x.",
-    "MulBackward0 multiplies by the other factor: x receives ∂z/∂a · y, y receives ∂z/∂a · x.",
+    "AddBackward0 passes the gradient on unchanged: ∂z/∂(x·y) = 1 · 1, ∂z/∂(x²) = 1 · 1.",
+    "PowBackward0 multiplies by 2x: x receives ∂z/∂(x²) · 2x.",
+    "MulBackward0 multiplies by the other factor: x receives ∂z/∂(x·y) · y, y receives "
+    "∂z/∂(x·y) · x.",
     "x fed two operations: the engine adds its two shares first, then AccumulateGrad "
     "writes the sum into x.grad, once.",
 )
@@ -258,8 +259,14 @@ def _chain_numbers(x0: float, y0: float) -> dict[str, float]:
             "x_from_a": x_from_a.item(), "y_grad": y.grad.item(), "x_grad": x.grad.item()}
 
 
+# the nodes as the lesson writes them (the products have no names of their own there)
+CHAIN_LABELS = {"x": "x", "y": "y", "a": "x·y", "b": "x²", "z": "z"}
+
+
+# defaults where the values to predict differ and none is 0 or 1 (x·y -3.75, x² 6.25, z 2.5,
+# the shares 1.5 and -5, x.grad -3.5, y.grad -2.5), at no exercise's values
 @skipped_when_headless
-def chain_rule_stepper(x0: float = 2.0, y0: float = 3.0) -> W.VBox:
+def chain_rule_stepper(x0: float = -2.5, y0: float = 1.5) -> W.VBox:
     """z = x·y + x²: forward values one node per click, then gradients flowing back."""
     x = slider("x", x0, -4.0, 4.0, 0.5)
     y = slider("y", y0, -4.0, 4.0, 0.5)
@@ -279,8 +286,8 @@ def chain_rule_stepper(x0: float = 2.0, y0: float = 3.0) -> W.VBox:
         ax.grid(False)
         where = {"x": (0, 1), "y": (0, -1), "a": (1.5, 0.2), "b": (1.5, 1.6), "z": (3, 0.9)}
         shown_at = {"x": 0, "y": 0, "a": 1, "b": 2, "z": 3}
-        grads = {"z": (4, f"∂z/∂z = {num(n['dz'])}"), "a": (5, f"∂z/∂a = {num(n['dz_da'])}"),
-                 "b": (5, f"∂z/∂b = {num(n['dz_db'])}"),
+        grads = {"z": (4, f"∂z/∂z = {num(n['dz'])}"), "a": (5, f"∂z/∂(x·y) = {num(n['dz_da'])}"),
+                 "b": (5, f"∂z/∂(x²) = {num(n['dz_db'])}"),
                  "y": (7, f"y.grad = {num(n['y_grad'])}"),
                  "x": (8, f"x.grad = {num(n['x_from_a'])} + {num(n['x_from_b'])}"
                           f" = {num(n['x_grad'])}")}
@@ -289,7 +296,7 @@ def chain_rule_stepper(x0: float = 2.0, y0: float = 3.0) -> W.VBox:
                 arrowstyle="-|>", color=MUTED, shrinkA=18, shrinkB=18))
         for k, (px, py) in where.items():
             lit = s >= shown_at[k]
-            text = f"{k} = {num(n[k])}" if lit else f"{k} = ?"
+            text = f"{CHAIN_LABELS[k]} = {num(n[k])}" if lit else f"{CHAIN_LABELS[k]} = ?"
             ax.text(px, py, text, ha="center", va="center", fontsize=10,
                     bbox=dict(boxstyle="round", fc="#dbeafe" if k in "xy" else "#fde68a",
                               ec=INK if lit else MUTED, alpha=1 if lit else 0.4))
@@ -302,10 +309,11 @@ def chain_rule_stepper(x0: float = 2.0, y0: float = 3.0) -> W.VBox:
             ax.text(0.55, 0.75, f"share {num(n['x_from_a'])}", color=BAD, fontsize=8)
         ax.set_xlim(-0.8, 3.8)
         ax.set_ylim(-1.9, 2.2)
-        shown = [f"{k} = {num(n[k])}" if s >= shown_at[k] else f"{k} not computed yet"
+        shown = [f"{CHAIN_LABELS[k]} = {num(n[k])}" if s >= shown_at[k]
+                 else f"{CHAIN_LABELS[k]} not computed yet"
                  for k in where] + [grads[k][1] for k in reversed(where) if s >= grads[k][0]]
         described(fig, f"Drawing of the graph of z = x·y + x², step {s} of {step.max}: x and y "
-                       "feed a = x·y, x feeds b = x², a and b feed z = a + b. Shown: "
+                       "feed x·y, x feeds x², x·y and x² feed z = x·y + x². Shown: "
                        + "; ".join(shown) + ".")
         text = note(f"<b>Step {s} of {step.max}.</b> {CHAIN_STEPS[s]}")
         text += rows([("z", "x · y + x²"), ("x.grad (autograd)", num(n["x_grad"])),

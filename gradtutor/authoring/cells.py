@@ -5,6 +5,7 @@ from __future__ import annotations
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
+from autograder.answer_cells import SETUP_HEADER
 from gradtutor.key.exercise import Exercise
 
 
@@ -47,7 +48,7 @@ def exercise_cells(ex: Exercise, number: str) -> list[NotebookNode]:
                                + ex.prompt_text().strip(),
                                id=f"{ex.id}-prompt", metadata=_meta(f"{ex.id}-prompt", locked=True))]
     if ex.setup.strip():
-        cells.append(new_code_cell("# Setup (read-only). The grader re-runs your answer with other values.\n"
+        cells.append(new_code_cell(f"{SETUP_HEADER} The grader re-runs your answer with other values.\n"
                                    + ex.setup_code(ex.params),
                                    id=f"{ex.id}-setup", metadata=_meta(f"{ex.id}-setup", locked=True)))
     answer = f"{ex.starter()}\n### BEGIN SOLUTION\n{ex.solution.strip()}\n### END SOLUTION"
