@@ -115,17 +115,27 @@ def _differs(ex, ref, slip: str) -> bool:
         return True
 
 
-# open: the grading variants of many by-hand units are round numbers (so that the shown ones can
-# be worked on paper), where an answer rounded to a few digits is exact; only the practice values
-# (drawn) show a rounded answer there
-GRADING_BLIND_TO = {"rounded"}
+# open: these units' grading variants are round numbers (kept from when the shown ones were worked
+# on paper), where an answer rounded to three digits is exact; only their practice values (drawn)
+# show a rounded answer. Shrinking: give one hidden variant values whose answer has more digits
+# (sum_rule, chain_xyz and 13 more did), then take the id out; the test fails on an id listed here
+# whose grading variants do show the slip.
+ROUND_GRADING = frozenset({
+    "accidental_nonleaf", "embedding_grad", "freeze_step", "func_errors", "hook_fanout", "hvp_function",
+    "leaky_relu_inplace", "linear_layer_wgrad", "linear_layer_xgrad", "matmul_grad_fn",
+    "module_backward_hook", "mse_mean_grad", "none_vs_zero_step", "nonleaf_grad_table",
+    "outer_product_vwx", "per_sample_grads", "post_accumulate_hook", "repeated_index_grad",
+    "retain_grad_values", "round_ste", "scalar_outputs", "scalar_seed_one", "seed_is_output",
+    "seed_ones", "seed_reweights", "square_function_fix", "ste_clamp_function", "td_detach_fix",
+    "unused_grads", "xent_grad_single", "xor_fix", "zero_grad_states",
+})
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
 def test_each_generic_slip_differs_from_the_reference_somewhere(ex):
     """A slip that shows at any value the unit can draw (it changes the reference there) shows
-    somewhere among the grading variants and the self-check's values, and (but for
-    ``GRADING_BLIND_TO``) at some grading variant."""
+    somewhere among the grading variants and the self-check's values, and (but rounding, for the
+    units of ``ROUND_GRADING``) at some grading variant."""
     rng = random.Random(f"slips:{ex.id}")
     drawn = []
     for _ in range(RANDOM_DRAWS):
@@ -138,7 +148,9 @@ def test_each_generic_slip_differs_from_the_reference_somewhere(ex):
     for slip in SLIPS:
         if any(_differs(ex, ref, slip) for ref in drawn + grading):
             assert any(_differs(ex, ref, slip) for ref in grading + checked), slip
-            assert slip in GRADING_BLIND_TO or any(_differs(ex, ref, slip) for ref in grading), slip
+            shows = any(_differs(ex, ref, slip) for ref in grading)
+            assert shows or (slip == "rounded" and ex.id in ROUND_GRADING), slip
+            assert not (shows and slip == "rounded" and ex.id in ROUND_GRADING), "take it out of ROUND_GRADING"
 
 
 def _always_rescales(g1: list, g2: list, max_norm: float) -> dict:

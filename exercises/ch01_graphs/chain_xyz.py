@@ -39,7 +39,7 @@ grads_xyz = [z0, z0, q0]       # df/dq = z, times dq/dx = dq/dy = 1; df/dz = q""
     by_hand=True,
     kind=Tensor(shape=(3,)),
     params={"x": -2.0, "y": 5.0, "z": -4.0},
-    hidden=({"x": 1.5, "y": -0.5, "z": 2.5},),
+    hidden=({"x": 1.35, "y": -0.4625, "z": 2.35},),
     draw=lambda rng: {k: rng.uniform(-4, 4) for k in "xyz"},
     reference=reference,
     analytic=analytic,

@@ -30,7 +30,7 @@ of `x0` (the setup cell defines it): the grader also tries other values of `x0`.
     by_hand=True,
     kind=Number(),
     params={"x0": 3.0},
-    hidden=({"x0": -1.5}, {"x0": 0.75}),
+    hidden=({"x0": -1.5}, {"x0": 0.8125}),
     draw=lambda rng: {"x0": rng.uniform(-6, 6)},
     reference=reference,
     analytic=lambda x0: 2 * x0 + 5,

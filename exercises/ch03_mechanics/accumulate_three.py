@@ -39,7 +39,7 @@ What is `x.grad` after the loop? Answer as an expression of `x0` and `n` from th
     by_hand=True,
     kind=Number(),
     params={"x0": 2.0, "n": 3},
-    hidden=({"x0": -1.5, "n": 4}, {"x0": 0.75, "n": 5}),
+    hidden=({"x0": -1.5, "n": 4}, {"x0": 0.7375, "n": 5}),
     draw=lambda rng: {"x0": rng.choice([-1, 1]) * rng.uniform(0.3, 4), "n": rng.randint(3, 6)},
     reference=reference,
     analytic=analytic,

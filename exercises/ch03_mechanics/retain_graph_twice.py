@@ -39,7 +39,7 @@ after the first walk. What is `x.grad` at the end? Answer as an expression of `x
     by_hand=True,
     kind=Number(),
     params={"x0": 3.0},
-    hidden=({"x0": -1.5}, {"x0": 0.5}),
+    hidden=({"x0": -1.5}, {"x0": 0.5375}),
     draw=lambda rng: {"x0": rng.choice([-1, 1]) * rng.uniform(0.3, 4)},
     reference=reference,
     analytic=analytic,

@@ -48,7 +48,7 @@ x.backward(z)
 x_grad_after = x.grad""",
     kind=Number(),
     params={"x0": 1.0},
-    hidden=({"x0": 1.5}, {"x0": -0.8}),
+    hidden=({"x0": 1.5}, {"x0": -0.8125}),
     draw=_draw,
     reference=reference,
     analytic=analytic,

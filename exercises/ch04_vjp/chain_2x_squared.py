@@ -35,7 +35,7 @@ z.backward()
 dz_dx = x.grad""",
     kind=Number(),
     params={"x0": 1.0},
-    hidden=({"x0": -0.75},),
+    hidden=({"x0": -0.7321},),
     draw=_draw,
     reference=reference,
     analytic=lambda x0: 8 * x0,  # dz/dy · dy/dx = 2y · 2 = 8x

@@ -52,7 +52,7 @@ What is `x.grad`? Write it as an expression of `x0`.
     by_hand=True,
     kind=Number(),
     params={"x0": 2.0},
-    hidden=({"x0": 3.0}, {"x0": -1.5}),
+    hidden=({"x0": 3.0}, {"x0": -1.5375}),
     draw=draw,
     reference=reference,
     analytic=analytic,

@@ -71,7 +71,7 @@ L.backward()
 pq_grads = [p.grad, q.grad]""",
     kind=Tensor(shape=(2,)),
     params={"p0": 2.0, "q0": 3.0},
-    hidden=({"p0": -1.5, "q0": 0.5}, {"p0": 0.5, "q0": -2.0}),
+    hidden=({"p0": -1.5, "q0": 0.5}, {"p0": 0.5, "q0": -2.0625}),
     draw=draw,
     reference=reference,
     analytic=analytic,

@@ -84,7 +84,7 @@ for name, fn in spellings.items():
     kink_grads[name] = {"grad": x.grad}""",
     kind=KIND,
     params={"a": 0.0, "slope": 0.01},
-    hidden=({"a": 1.5, "slope": 0.2}, {"a": -0.75, "slope": 0.05}),
+    hidden=({"a": 1.5, "slope": 0.2}, {"a": -0.75, "slope": 0.05375}),
     draw=lambda rng: {"a": rng.uniform(-3, 3), "slope": rng.uniform(0.01, 0.3)},
     reference=reference,
     analytic=analytic,

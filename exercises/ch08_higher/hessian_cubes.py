@@ -43,7 +43,7 @@ check your result with `torch.autograd.functional.hessian`.) Give `H` with shape
 H = torch.stack([torch.autograd.grad(g[i], x, retain_graph=True)[0] for i in range(2)])""",
     kind=Tensor(shape=(2, 2)),
     params={"x": [1.0, 2.0]},
-    hidden=({"x": [-1.5, 0.5]}, {"x": [2.5, -3.0]}),
+    hidden=({"x": [-1.5, 0.5]}, {"x": [2.5, -3.0625]}),
     draw=_draw,
     reference=reference,
     analytic=analytic,

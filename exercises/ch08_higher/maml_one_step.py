@@ -46,7 +46,7 @@ w_new = w - alpha * g
 (meta_grad,) = torch.autograd.grad(w_new**2, w)""",
     kind=Number(),
     params={"w0": 1.0, "alpha": 0.1},
-    hidden=({"w0": 1.5, "alpha": 0.05}, {"w0": -2.0, "alpha": 0.2}),
+    hidden=({"w0": 1.5, "alpha": 0.05}, {"w0": -2.0, "alpha": 0.2125}),
     draw=lambda rng: {"w0": rng.choice((-1, 1)) * rng.uniform(0.5, 3),
                       "alpha": rng.uniform(0.05, 0.3)},
     reference=reference,

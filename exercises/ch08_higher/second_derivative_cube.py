@@ -50,7 +50,7 @@ that with `create_graph=True`.
 second = [first.detach(), again]""",
     kind=Tensor(shape=(2,)),
     params={"x0": 2.0},
-    hidden=({"x0": -1.5}, {"x0": 3.0}),
+    hidden=({"x0": -1.5}, {"x0": 3.0625}),
     draw=_draw,
     reference=reference,
     analytic=analytic,
