@@ -144,6 +144,9 @@ CATALOGUE: dict[str, str] = {
     # chapter 9 additions (issue #26)
     "jvp_sums_inputs": "A JVP adds up the contributions of every input's tangent",
     "mark_dirty": "A Function that changes an input in place must declare it with ctx.mark_dirty",
+    "materialize_grads": "With ctx.set_materialize_grads(False), an unused output's gradient arrives as None",
+    "func_setup_context": "torch.func needs a forward without ctx and a separate setup_context",
+    "vmap_rule": "vmap needs a rule for a custom Function: generate_vmap_rule=True or a vmap staticmethod",
     # a table wrong in entries several listed mistakes account for, one each (autograder.judge)
     "several_mistakes": "Several mistakes at once",
 }
