@@ -360,11 +360,50 @@ def _two_outputs(rng: Any) -> tuple[list[tuple], list[int]]:
     return nodes, [5, 6]
 
 
-def engine_report(value_cls: Any, seed: int) -> Any:
+def _counted(node: Any, counts: dict[int, int]) -> None:
+    """Count the calls of ``node``'s own ``_backward`` closure (an instance attribute; a node
+    without one is left as it is)."""
+    closure = getattr(node, "__dict__", {}).get("_backward")
+    if not callable(closure):
+        return
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        counts[id(node)] = counts.get(id(node), 0) + 1
+        return closure(*args, **kwargs)
+
+    try:
+        node._backward = counting
+    except AttributeError:  # slots or a property: this node is not counted
+        return
+
+
+def _each_once(value_cls: Any, graphs: list[tuple[list[tuple], list[int]]]) -> dict[str, bool]:
+    """Does one ``backward()`` run every node's ``_backward`` at most once? (Forward values are
+    compared too, so the row reads like the others.)"""
+    value_ok = once = True
+    for nodes, outs in graphs:
+        want_v, _ = _torch_run(nodes, outs)
+        built = _build(value_cls, nodes)
+        got_v = [_number(built[o].data, "Value.data") for o in outs]
+        value_ok &= all(_close(a, b) for a, b in zip(got_v, want_v, strict=True))
+        counts: dict[int, int] = {}
+        for node in built:
+            _counted(node, counts)
+        for o in outs:
+            counts.clear()
+            built[o].backward()
+            once &= max(counts.values(), default=0) <= 1
+    return {"value": value_ok, "grads": once}
+
+
+def engine_report(value_cls: Any, seed: int, *, once: bool = False) -> Any:
     """Run a ``Value`` class on fresh random expression graphs drawn from ``seed``, beside torch.
 
     One row per probe (``ENGINE_ROWS``): ``value`` is True when the forward values agree with
-    torch, ``grads`` when every leaf's ``.grad`` after ``backward()`` does.
+    torch, ``grads`` when every leaf's ``.grad`` after ``backward()`` does. With ``once``, one
+    row more, ``each_node_once``: its ``grads`` is True when every ``backward()`` on graphs with
+    shared nodes ran each node's ``_backward`` closure at most once (an order without a visited
+    set, or a recursion, runs a shared node's more often).
     """
     import random
 
@@ -378,6 +417,8 @@ def engine_report(value_cls: Any, seed: int) -> Any:
     table["fanout"] = _probe(value_cls, [(g, [len(g) - 1]) for g in fan])
     table["two_outputs"] = _probe(value_cls, [_two_outputs(rng)])
     table["second_pass"] = _probe(value_cls, [(_chain(rng, 4), [-1])], passes=2)
+    if once:
+        table["each_node_once"] = _each_once(value_cls, [(g, [len(g) - 1]) for g in _reuse(rng) + fan])
     for row in table.values():
         row["value"], row["grads"] = bool(row["value"]), bool(row["grads"])
     return table

@@ -206,10 +206,11 @@ from autograder.harness import transforms_report   # what the grader runs""",
               "Read the section of Extending torch.func on torch.vmap support."),
         Wrong("saved_intermediate", _run(_SavedSoftmax.apply),
               "Value, vjp and the batched values are right, but the matrix of second "
-              "derivatives is all zeros: your backward multiplies by a tensor computed from x "
-              "in setup_context (or forward), neither an input nor an output. To autograd it is "
-              "a constant, so differentiating the backward once more finds nothing. Compute it "
-              "in backward from the saved input and output, or return it as an extra output.",
+              "derivatives is all zeros: your backward multiplies by a tensor that autograd sees "
+              "as a constant, either computed from x in setup_context or forward (neither an "
+              "input nor an output) or detached. Differentiating the backward once more then "
+              "finds nothing that depends on x. Compute it in backward from the saved input and "
+              "output themselves.",
               "What does your backward's result depend on, as autograd sees it?"),
         Wrong("chain_rule_dropped", _run(_NoLog.apply),
               "The value is right, but the gradient is e^x, the derivative of the sum inside "

@@ -95,7 +95,7 @@ CATALOGUE: dict[str, str] = {
     "custom_saved_output": "A custom backward must compute the derivative from what it saved",
     "softplus_overflow": "log(1 + exp(x)) overflows; nothing exponentiated may be positive",
     "backward_not_differentiable": "A backward built outside autograd cannot be differentiated again",
-    "saved_intermediate": "A tensor made inside forward is a constant to double backward",
+    "saved_intermediate": "A tensor made inside forward, or detached, is a constant to double backward",
     "straight_through": "A straight-through backward passes the gradient unchanged; it is not the derivative",
     "backward_none_is_zero": "Returning None from backward means no gradient, not pass-through",
     "custom_grad_order": "backward returns one gradient per forward input, in forward's order",
