@@ -423,6 +423,14 @@ ERROR_CAUSES = (
      "gradient has its tensor's shape; in a matrix product, the order of the factors and which "
      "one is transposed decide it.",
      "Write each factor's shape under your product: which order gives the tensor's shape?"),
+    ("RuntimeError", r"mat1 and mat2 shapes cannot be multiplied "
+                     r"\((?P<a>\d+)x(?P<b>\d+) and (?P<c>\d+)x(?P<d>\d+)\)",
+     "matmul_transpose", "Matrix-product gradients: shapes and transposes",
+     "A matrix product in your code multiplies a {a}×{b} matrix by a {c}×{d} one: the inner sizes "
+     "({b} and {c}) must agree. In a gradient, the order of the factors and which one is "
+     "transposed follow from the shapes the result must have.",
+     "Write each factor's shape under your product: which order and transposes give the shape "
+     "you need?"),
     ("RuntimeError", r"Trying to backward through the graph a second time",
      "graph_freed", "The graph is freed after backward unless retain_graph=True",
      "A backward pass went through a graph that an earlier backward pass had already freed: "
