@@ -181,8 +181,9 @@ from autograder.harness import unused_output_report   # what the grader runs""",
                                               second_only={"none_arrived": False}),
               "The gradients are right, but when one output was unused, backward received a "
               "tensor of zeros for it: materializing is still on (the default). "
-              "ctx.set_materialize_grads(False) is a call on ctx inside forward, before backward "
-              "ever runs; it is what lets an unused output's gradient arrive as None.",
+              "ctx.set_materialize_grads(False) is a call on ctx in forward (or setup_context), "
+              "before backward ever runs; it is what lets an unused output's gradient arrive as "
+              "None.",
               "Where does the prompt ask for set_materialize_grads, and does your forward call it?"),
         Wrong("materialize_grads", _run(_NoneUnchecked),
               "With both outputs used your backward is right, but it raised when only one was "
