@@ -199,7 +199,7 @@ def evidence(source: str, setup: str, ns: dict[str, Any]) -> list[str]:
     """What the answer cell shows (codes of ``contract.EVIDENCE``): a number of the shown setup
     typed into it ("literal"), float32 tensors among the values it binds or asked for in its code
     ("float32"), a seed passed to ``backward`` or ``grad_outputs`` to ``autograd.grad`` ("seed"),
-    a call of either at all ("backward")."""
+    a call of either at all ("backward"), a call of ``where`` ("where")."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -215,6 +215,8 @@ def evidence(source: str, setup: str, ns: dict[str, Any]) -> list[str]:
         found.append("seed")
     if any(_called(node) in ("backward", "grad") for node in calls):
         found.append("backward")
+    if any(_called(node) == "where" for node in calls):
+        found.append("where")
     return [e for e in EVIDENCE if e in found]
 
 

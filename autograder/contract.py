@@ -48,8 +48,8 @@ REFUSE_CODES = ("", "autograd", "torch")  # what the student's function or class
 MAX_REQUIRES = 8
 # what the answer cell shows, for the judge to give a generic diagnosis only on its evidence
 # (``answers.evidence``): a number of the setup typed in, float32 tensors, a seed passed to backward,
-# a call of backward or autograd.grad at all
-EVIDENCE = ("literal", "float32", "seed", "backward")
+# a call of backward or autograd.grad at all, a call of torch.where
+EVIDENCE = ("literal", "float32", "seed", "backward", "where")
 ERROR_NAMES = frozenset(n for n, v in vars(builtins).items()
                         if isinstance(v, type) and issubclass(v, BaseException))
 DTYPES = frozenset({"int", "float", "bool", "float16", "bfloat16", "float32", "float64", "int8", "int16",

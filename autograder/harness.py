@@ -17,6 +17,8 @@ import torch
 import torch.autograd.forward_ad as fwAD
 from torch.autograd import gradcheck, gradgradcheck
 
+from autograder.byhand import ByHand
+
 F64 = torch.float64
 MODULE = "autograder.harness"
 
@@ -105,6 +107,80 @@ def inplace_report(apply: Callable[..., Any], inputs: Sequence[torch.Tensor], se
     row = {"value": out.detach(), "grad": through_out, "grad_via_input": through_input,
            "input_changed": not torch.equal(work[0].detach(), before), "same_tensor": out is work[0],
            "gradcheck": _passes(gradcheck, lambda *ts: apply(*(u.clone() for u in ts)), _fresh(inputs))}
+    return {"report": row}
+
+
+def _reported(error: BaseException) -> bool:
+    """Is this error of the student's code a value a report may hold? Not a refusal of the
+    by-hand guard, and not a limit (memory, recursion, the sandbox's timers): those must reach
+    the grader as they are."""
+    return not isinstance(error, ByHand | MemoryError | RecursionError) and not hasattr(error, "why")
+
+
+def unused_output_report(function: type, inputs: Sequence[torch.Tensor], seeds: Sequence[torch.Tensor]) -> Any:
+    """Run ``function`` (a Function class with two outputs) on fresh float64 copies of
+    ``inputs`` three times: only its first output used (the gradient ``seeds[0]`` arriving at
+    it), only its second, and both. One table row per run: the gradient of the first input,
+    whether a gradient arrived at ``backward`` as None (``ctx.set_materialize_grads(False)``
+    lets an unused output's gradient arrive as None; by default it is a tensor of zeros), and
+    whether ``backward`` raised (then no gradient comes back, and the row still reads)."""
+    if function is Ellipsis:  # the starter, unchanged: "not answered"
+        return Ellipsis
+    log = {"none_arrived": False, "raised": False}
+
+    class Observed(function):  # the student's class, with what reaches its backward noted
+        @staticmethod
+        def backward(ctx: Any, *grads: Any) -> Any:
+            log["none_arrived"] = log["none_arrived"] or any(g is None for g in grads)
+            try:
+                return function.backward(ctx, *grads)
+            except Exception as e:
+                if not _reported(e):
+                    raise
+                log["raised"] = True
+                return (None,) * len(inputs)
+
+    seeds = [torch.as_tensor(s, dtype=F64) for s in seeds]
+    rows = {}
+    for name, used in (("first_only", (0,)), ("second_only", (1,)), ("both", (0, 1))):
+        log.update(none_arrived=False, raised=False)
+        xs = _fresh(inputs)
+        outs = Observed.apply(*xs)
+        (grad,) = torch.autograd.grad([outs[k] for k in used], xs[0], [seeds[k] for k in used],
+                                      allow_unused=True)
+        rows[name] = {"grad": grad, **log}
+    return rows
+
+
+def _attempt(transform: Callable[[], Any]) -> Any:
+    try:
+        return transform()
+    except Exception as e:  # this transform does not work on the student's Function: None
+        if not _reported(e):
+            raise
+        return None
+
+
+def transforms_report(apply: Callable[..., Any], x: torch.Tensor, batch: torch.Tensor, seed: Any) -> Any:
+    """Run ``apply`` (a Function's ``.apply``: one tensor in, one number out) under the
+    ``torch.func`` transforms, on fresh float64 copies. One table row: the value at ``x``; the
+    vector-Jacobian product with the gradient ``seed`` arriving at the output
+    (``torch.func.vjp``); the values at the rows of ``batch`` (``torch.func.vmap``); one
+    gradient per row (``vmap(grad(apply))``); and the matrix of second derivatives at ``x``,
+    reverse over reverse (``jacrev(jacrev(apply))``). A transform that raises gives None in
+    its entry, so the row shows which transforms work."""
+    x = torch.as_tensor(x, dtype=F64).detach().clone()
+    batch = torch.as_tensor(batch, dtype=F64).detach().clone()
+    seed = torch.as_tensor(seed, dtype=F64)
+    value = apply(x.clone())
+    if value is Ellipsis:  # the starter function, unchanged: "not answered"
+        return Ellipsis
+    func = torch.func
+    row = {"value": value.detach(),
+           "vjp": _attempt(lambda: func.vjp(apply, x.clone())[1](seed)[0]),
+           "batched": _attempt(lambda: func.vmap(apply)(batch.clone())),
+           "per_sample_grad": _attempt(lambda: func.vmap(func.grad(apply))(batch.clone())),
+           "hessian": _attempt(lambda: func.jacrev(func.jacrev(apply))(x.clone()))}
     return {"report": row}
 
 
@@ -284,11 +360,50 @@ def _two_outputs(rng: Any) -> tuple[list[tuple], list[int]]:
     return nodes, [5, 6]
 
 
-def engine_report(value_cls: Any, seed: int) -> Any:
+def _counted(node: Any, counts: dict[int, int]) -> None:
+    """Count the calls of ``node``'s own ``_backward`` closure (an instance attribute; a node
+    without one is left as it is)."""
+    closure = getattr(node, "__dict__", {}).get("_backward")
+    if not callable(closure):
+        return
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        counts[id(node)] = counts.get(id(node), 0) + 1
+        return closure(*args, **kwargs)
+
+    try:
+        node._backward = counting
+    except AttributeError:  # slots or a property: this node is not counted
+        return
+
+
+def _each_once(value_cls: Any, graphs: list[tuple[list[tuple], list[int]]]) -> dict[str, bool]:
+    """Does one ``backward()`` run every node's ``_backward`` at most once? (Forward values are
+    compared too, so the row reads like the others.)"""
+    value_ok = once = True
+    for nodes, outs in graphs:
+        want_v, _ = _torch_run(nodes, outs)
+        built = _build(value_cls, nodes)
+        got_v = [_number(built[o].data, "Value.data") for o in outs]
+        value_ok &= all(_close(a, b) for a, b in zip(got_v, want_v, strict=True))
+        counts: dict[int, int] = {}
+        for node in built:
+            _counted(node, counts)
+        for o in outs:
+            counts.clear()
+            built[o].backward()
+            once &= max(counts.values(), default=0) <= 1
+    return {"value": value_ok, "grads": once}
+
+
+def engine_report(value_cls: Any, seed: int, *, once: bool = False) -> Any:
     """Run a ``Value`` class on fresh random expression graphs drawn from ``seed``, beside torch.
 
     One row per probe (``ENGINE_ROWS``): ``value`` is True when the forward values agree with
-    torch, ``grads`` when every leaf's ``.grad`` after ``backward()`` does.
+    torch, ``grads`` when every leaf's ``.grad`` after ``backward()`` does. With ``once``, one
+    row more, ``each_node_once``: its ``grads`` is True when every ``backward()`` on graphs with
+    shared nodes ran each node's ``_backward`` closure at most once (an order without a visited
+    set, or a recursion, runs a shared node's more often).
     """
     import random
 
@@ -302,6 +417,8 @@ def engine_report(value_cls: Any, seed: int) -> Any:
     table["fanout"] = _probe(value_cls, [(g, [len(g) - 1]) for g in fan])
     table["two_outputs"] = _probe(value_cls, [_two_outputs(rng)])
     table["second_pass"] = _probe(value_cls, [(_chain(rng, 4), [-1])], passes=2)
+    if once:
+        table["each_node_once"] = _each_once(value_cls, [(g, [len(g) - 1]) for g in _reuse(rng) + fan])
     for row in table.values():
         row["value"], row["grads"] = bool(row["value"]), bool(row["grads"])
     return table

@@ -392,6 +392,65 @@ EXPLAINED = (
 )
 
 
+# torch's own errors whose text names one mistake, whatever the exercise: (exception name, a
+# pattern of its text, misconception id, its short name, what it means, a hint). Read from the
+# text the kernel keeps (the sandbox sends none, and then no cause is given).
+ERROR_CAUSES = (
+    ("RuntimeError", r"returned an incorrect number of gradients \(expected (?P<want>\d+), got (?P<got>\d+)\)",
+     "custom_grad_order", "backward returns one gradient per forward input, in forward's order",
+     "Your backward returned {got} values where forward takes {want} inputs. backward returns "
+     "exactly one value per argument of forward (after ctx), in forward's order: None for a "
+     "number or an input that needs no gradient.",
+     "Count the arguments of your forward after ctx, and return one value for each."),
+    ("RuntimeError", r"jvp returned an invalid number of forward gradients "
+                     r"\(expected (?P<want>\d+) but got (?P<got>\d+)\)",
+     "jvp_sums_inputs", "A JVP adds up the contributions of every input's tangent",
+     "Your jvp returned {got} tangents where the Function has {want} output(s). jvp returns one "
+     "tangent per output; each is the sum over the inputs of (partial derivative) × (that "
+     "input's tangent), not one term per input.",
+     "If both inputs move, how does the one output move?"),
+    ("RuntimeError", r"returned an invalid gradient at index (?P<index>\d+) - got \[(?P<a>\d+), (?P<b>\d+)\] "
+                     r"but expected shape compatible with \[(?P=b), (?P=a)\]",
+     "matmul_transpose", "Matrix-product gradients: shapes and transposes",
+     "The gradient your backward returned for input {index} (counting from 0) has the "
+     "transposed shape ({a}, {b}) of that input's ({b}, {a}). A gradient has its tensor's "
+     "shape; in a matrix product, the order of the factors and which one is transposed decide it.",
+     "Write each factor's shape under your product: which order gives the input's shape?"),
+    ("ValueError", r"gradient for \w+ has shape \((?P<a>\d+), (?P<b>\d+)\), "
+                   r"but \w+ has shape \((?P=b), (?P=a)\)",
+     "matmul_transpose", "Matrix-product gradients: shapes and transposes",
+     "One of your gradients has the transposed shape ({a}, {b}) of its tensor's ({b}, {a}). A "
+     "gradient has its tensor's shape; in a matrix product, the order of the factors and which "
+     "one is transposed decide it.",
+     "Write each factor's shape under your product: which order gives the tensor's shape?"),
+    ("RuntimeError", r"mat1 and mat2 shapes cannot be multiplied "
+                     r"\((?P<a>\d+)x(?P<b>\d+) and (?P<c>\d+)x(?P<d>\d+)\)",
+     "matmul_transpose", "Matrix-product gradients: shapes and transposes",
+     "A matrix product in your code multiplies a {a}×{b} matrix by a {c}×{d} one: the inner sizes "
+     "({b} and {c}) must agree. In a gradient, the order of the factors and which one is "
+     "transposed follow from the shapes the result must have.",
+     "Write each factor's shape under your product: which order and transposes give the shape "
+     "you need?"),
+    ("RuntimeError", r"Trying to backward through the graph a second time",
+     "graph_freed", "The graph is freed after backward unless retain_graph=True",
+     "A backward pass went through a graph that an earlier backward pass had already freed: "
+     "backward frees the graph's saved tensors as it goes, unless that earlier call is told "
+     "retain_graph=True.",
+     "Which backward call runs first, and what must it leave behind for the next one?"),
+)
+
+
+def error_cause(answer: Plain) -> tuple[str, str, str, str] | None:
+    """(misconception id, short name, explanation, hint) for an error ``ERROR_CAUSES`` knows."""
+    if type(answer) is not dict or answer.get("t") != "error" or not isinstance(answer.get("text"), str):
+        return None
+    for name, pattern, misconception, short, explanation, hint in ERROR_CAUSES:
+        found = re.search(pattern, answer["text"]) if answer.get("v") == name else None
+        if found:
+            return misconception, short, explanation.format(**found.groupdict()), hint
+    return None
+
+
 def error_message(answer: Plain) -> str:
     """The error the student's own code raised, with where (in the kernel: the line) and, for
     the errors ``EXPLAINED`` lists, what it means, rather than the raw exception alone."""
@@ -504,13 +563,16 @@ def _judge(check: Check, answers: list[Plain]) -> Feedback:
                   variants=[VariantScore(r.status, r.score) for r in results])
     if public.status in ("not_answered", "invalid"):
         fb.verdict, fb.message = public.status, public.message
+        cause = error_cause(answers[0]) if public.status == "invalid" else None
+        if cause is not None:  # torch's error text names the mistake (ERROR_CAUSES)
+            fb.misconception, fb.misconception_name, fb.explanation, fb.hint = cause
         return fb
     hit, ambiguous = believed(check, results)
     # a listed wrong answer never equals the right one at the shown values (tests/test_exercises):
     # an answer right there does not follow it, whatever it matches elsewhere
     if public.status == "correct":
         hit, ambiguous = None, False
-    if hit is not None and _untrue_story(check.wrong[hit], answers[0]):
+    if hit is not None and _untrue_story(check.wrong[hit], answers[0], code=check.spec.is_function):
         hit, ambiguous = None, False
     several = _several(check, public) if public.status == "wrong" else []
     if several:  # each wrong entry explained by its own mistake, rather than one story for all
@@ -638,11 +700,16 @@ def _exact(check: Check, public: Judgement) -> bool:
     return any(i in values and same(check.kind, public.canonical, values[i]) for i in public.matches)
 
 
-def _untrue_story(wrong: WrongInfo, answer: Plain) -> bool:
-    """A listed mistake whose explanation tells of a seeded ``backward`` call, for an answer cell
-    that calls backward without a seed: the numbers agree, the story does not."""
+def _untrue_story(wrong: WrongInfo, answer: Plain, *, code: bool = False) -> bool:
+    """A listed mistake whose explanation tells a story the answer cell's code contradicts: a
+    seeded ``backward`` call, for a cell that calls backward without a seed; or (for an answer
+    that is code the student wrote) a ``torch.where``, for code that calls no ``where``. The
+    numbers agree, the story does not."""
     found = evidence_of(answer)
-    return "backward" in found and "seed" not in found and bool(_SEEDED_CALL.search(wrong.explanation))
+    if "backward" in found and "seed" not in found and bool(_SEEDED_CALL.search(wrong.explanation)):
+        return True
+    read = type(answer) is dict and type(answer.get("evidence")) is list  # the cell was read
+    return code and read and "torch.where" in wrong.explanation and "where" not in found
 
 
 def _follow(check: Check, results: list[Judgement], hit: int) -> None:

@@ -14,6 +14,7 @@ from torch.autograd.graph import save_on_cpu, saved_tensors_hooks
 from torch.utils.checkpoint import checkpoint
 
 from autograder.harness import function_report
+from autograder.judge import error_cause
 from autograder.selfcheck import grade_feedback
 from exercises.ch09_extending import (
     checkpoint_recompute,
@@ -610,3 +611,112 @@ def test_linear_function_transposed_weight_gradient_is_not_accepted():
 def test_linear_function_bias_mean_is_named():
     fb = _grade("linear_function", LINEAR.format(grad_W="g.t().mm(x)", grad_b="g.mean(0)"))
     assert fb.verdict != "correct" and fb.misconception == "broadcast_sums", str(fb)
+
+
+# ------------------------------------------------ set_materialize_grads and torch.func (issue #26)
+
+SINCOS = """class SinCos(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+{off}        ctx.save_for_backward(x)
+        return torch.sin(x), torch.cos(x)
+
+    @staticmethod
+    def backward(ctx, g_sin, g_cos):
+        (x,) = ctx.saved_tensors
+{body}"""
+CHECKED = """        grad = torch.zeros_like(x)
+        if g_sin is not None:
+            grad = grad + g_sin * torch.cos(x)
+        if g_cos is not None:
+            grad = grad - g_cos * torch.sin(x)
+        return grad
+"""
+OFF = "        ctx.set_materialize_grads(False)\n"
+
+
+@pytest.mark.parametrize("off, body, misconception", [
+    (OFF, CHECKED, None),
+    ("", CHECKED, "materialize_grads"),  # right gradients, but zeros arrive for the unused output
+    (OFF, "        return g_sin * torch.cos(x) - g_cos * torch.sin(x)\n", "materialize_grads"),  # None * tensor
+    (OFF, "        if g_sin is None or g_cos is None:\n            return None\n" + CHECKED,
+     "backward_none_is_zero"),
+])
+def test_sincos_none_grads_reads_what_arrives_in_backward(off, body, misconception):
+    fb = _grade("sincos_none_grads", SINCOS.format(off=off, body=body))
+    if misconception is None:
+        assert fb.verdict == "correct", str(fb)
+    else:
+        assert fb.verdict != "correct" and fb.misconception == misconception, str(fb)
+
+
+LSE = """class LogSumExp(torch.autograd.Function):
+{rule}
+    @staticmethod
+    def forward(x):
+        return torch.logsumexp(x, 0)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0], output)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        return g * torch.exp(x - out)
+"""
+LSE_CTX = """class LogSumExp(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(ctx, x):
+        out = torch.logsumexp(x, 0)
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        return g * torch.exp(x - out)
+"""
+
+
+@pytest.mark.parametrize("source, misconception", [
+    (LSE.format(rule="    generate_vmap_rule = True"), None),
+    (LSE.format(rule=""), "vmap_rule"),  # grad and jacrev work, vmap does not
+    (LSE_CTX, "func_setup_context"),  # forward(ctx, x): every torch.func transform refuses it
+])
+def test_logsumexp_vmap_is_graded_under_the_transforms(source, misconception):
+    fb = _grade("logsumexp_vmap", source)
+    if misconception is None:
+        assert fb.verdict == "correct", str(fb)
+    else:
+        assert fb.verdict != "correct" and fb.misconception == misconception, str(fb)
+
+
+def test_a_function_backward_that_uses_autograd_is_refused_under_the_transforms_too():
+    source = LSE.format(rule="    generate_vmap_rule = True").replace(
+        "        return g * torch.exp(x - out)",
+        "        with torch.enable_grad():\n            t = x.detach().requires_grad_()\n"
+        "            return (g * torch.autograd.grad(torch.logsumexp(t, 0), t)[0],)")
+    fb = _grade("logsumexp_vmap", source)
+    assert fb.score == 0.0 and "done by hand" in str(fb), str(fb)
+
+
+@pytest.mark.parametrize("grads, misconception", [
+    ("g.mm(W), g.t().mm(x)", "custom_grad_order"),       # two gradients for three inputs
+    ("g.mm(W), x.t().mm(g), g.sum(0)", "matmul_transpose"),  # the weight's gradient transposed
+])
+def test_torchs_error_about_a_backwards_gradients_names_the_mistake(grads, misconception):
+    fb = _grade("linear_function", LINEAR.replace("return g.mm(W), {grad_W}, {grad_b}", f"return {grads}"))
+    assert fb.verdict == "invalid" and fb.misconception == misconception, str(fb)
+    assert fb.explanation and fb.hint
+
+
+def test_an_error_without_its_text_gets_no_cause():
+    text = "function LinearBackward returned an incorrect number of gradients (expected 3, got 2)"
+    assert error_cause({"t": "error", "v": "RuntimeError", "text": text})[0] == "custom_grad_order"
+    assert error_cause({"t": "error", "v": "RuntimeError"}) is None  # the sandbox sends no text
+    assert error_cause({"t": "error", "v": "ValueError", "text": text}) is None  # another exception
+    shapes = "returned an invalid gradient at index 2 - got [4] but expected shape compatible with [2]"
+    assert error_cause({"t": "error", "v": "RuntimeError", "text": shapes}) is None  # not a transpose

@@ -13,6 +13,7 @@ import torch
 from autograder.answers import read_answer
 from autograder.harness import engine_report, loop_report
 from autograder.judge import judge, quietly
+from autograder.selfcheck import grade_feedback
 from exercises.ch10_capstone import _common as c
 from exercises.ch10_capstone.fix_training_loop import SOLUTION as LOOP_SOLUTION
 from exercises.ch10_capstone.value_engine import SOLUTION as ENGINE_SOLUTION
@@ -307,3 +308,28 @@ def test_a_bare_number_cannot_stand_in_for_the_answers():
         name = registry.get(eid).answer
         fb = run_answer(eid, f"{name} = 0.5")
         assert fb.score == 0.0, (eid, str(fb))
+
+
+def test_an_order_without_a_visited_set_is_told_apart_from_assigning_closures():
+    """#26: both fail the reuse and fan-out rows; only the one without a visited set runs a
+    shared node's _backward more than once (engine_report(once=True))."""
+    assert failing(engine_report(c.NoVisitedEngine, 5, once=True)) >= {"each_node_once.grads"}
+    assert "each_node_once.grads" not in failing(engine_report(c.AssignEngine, 5, once=True))
+    assert "each_node_once" not in engine_report(c.Engine, 5)  # the students' own call: as before
+    no_visited = ENGINE_SOLUTION.replace("if v not in seen:", "if True:")
+    assert no_visited != ENGINE_SOLUTION
+    fb = run_answer("value_engine", no_visited)
+    assert fb.score == 0.0 and fb.misconception == "topo_order", str(fb)
+
+
+@pytest.mark.parametrize("body, misconception", [
+    ("sq = (W ** 2).sum(0)\n    return torch.where(sq > 0, sq.sqrt(), 0.0).sum()", "where_nan"),
+    ("return (W ** 2).sum(0).sqrt().sum()", None),  # the same NaN, but no torch.where to blame
+])
+def test_a_where_story_is_told_only_to_code_that_calls_where(body, misconception):
+    source = f"def group_lasso(W):\n    {body}\n"
+    ex = registry.get("safe_group_lasso")
+    ns: dict = {}
+    exec("import torch\n" + ex.setup_code(ex.params) + "\n" + source, ns)
+    fb = grade_feedback("safe_group_lasso", ns["group_lasso"], namespace=ns, history=[source, "grade cell"])
+    assert fb.score < 1.0 and fb.misconception == misconception, str(fb)

@@ -783,3 +783,138 @@ def test_mark_dirty_makes_the_changed_input_the_output_without_it_the_input_keep
         in text
     docstring = " ".join(torch.autograd.function.FunctionCtx.mark_dirty.__doc__.split())
     assert "to ensure correctness of our checks" in docstring
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+def test_an_unused_outputs_gradient_arrives_as_zeros_or_with_materializing_off_as_none(materialize):
+    """Chapter 9's Pair: with only the first of two outputs used, backward gets zeros for the
+    second by default; after ctx.set_materialize_grads(False) it gets None, and a backward that
+    multiplies by it raises TypeError."""
+    arrived = []
+
+    class Pair(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(materialize)
+            return 2 * x, 3 * x
+
+        @staticmethod
+        def backward(ctx, g_first, g_second):
+            arrived.append(g_second)
+            return 2 * g_first + 3 * g_second
+
+    x = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    first, _ = Pair.apply(x)
+    if materialize:
+        assert torch.autograd.grad(first.sum(), x)[0].tolist() == [2.0, 2.0]
+        assert torch.equal(arrived[0], torch.zeros(2, dtype=torch.float64))
+    else:
+        with pytest.raises(TypeError, match="NoneType"):
+            torch.autograd.grad(first.sum(), x)
+        assert arrived == [None]
+    text = lesson("ch09_extending")
+    assert ("That is, if set to False, None object in Python or “undefined tensor” (tensor x for "
+            "which x.defined() is False) in C++ will not be converted to a tensor filled with zeros "
+            "prior to calling backward, and so your code will need to handle such objects as if they "
+            "were tensors filled with zeros.") in text
+    docstring = " ".join(torch.autograd.function.FunctionCtx.set_materialize_grads.__doc__.split())
+    assert "This should be called only from either the :func:`setup_context` or :func:`forward` methods." \
+        in docstring
+    assert "This should be called only from either the setup_context() or forward() methods." in text
+
+
+def _cube_sum(function):
+    return lambda t: function.apply(t).sum()
+
+
+def test_vmap_of_grad_needs_a_vmap_rule_jacrev_of_jacrev_does_not_hessian_needs_a_jvp_too():
+    """Chapter 9 §5, 'Your Function under torch.func': which compositions run on Cube2 (no vmap
+    rule) and Cube2Batched (generate_vmap_rule=True, no jvp)."""
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+    batch = torch.stack([x, 2 * x])
+    func = torch.func
+    with pytest.raises(RuntimeError, match="does not have vmap support"):
+        func.vmap(func.grad(_cube_sum(_Cube2)))(batch)
+    for function in (_Cube2, _Cube2Batched):
+        assert torch.equal(func.jacrev(func.jacrev(_cube_sum(function)))(x), torch.diag(6 * x))
+    assert torch.equal(func.vmap(func.grad(_cube_sum(_Cube2Batched)))(batch), 3 * batch**2)
+    with pytest.raises(RuntimeError, match="does not have vmap support"):
+        func.hessian(_cube_sum(_Cube2))(x)
+    with pytest.raises(NotImplementedError, match="must implement the jvp function"):
+        func.hessian(_cube_sum(_Cube2Batched))(x)
+    text = lesson("ch09_extending")
+    for quote in ("torch.func.jacrev() performs vmap() over the backward pass. So if you're only "
+                  "interested in using torch.func.jacrev(), only the backward() staticmethod needs to "
+                  "be vmappable.",
+                  "to support compositions of transforms (like torch.func.jacrev(), "
+                  "torch.func.jacfwd(), torch.func.hessian()) -- you may need multiple of the above",
+                  "If you wish to save a non-input intermediate activation from Function.forward() for "
+                  "backward, then you'll need to return it as an output from forward() so that it gets "
+                  "passed to setup_context()."):
+        assert quote in text
+
+
+def test_torch_func_refuses_a_forward_that_takes_ctx_where_backward_works():
+    """logsumexp_vmap's diagnosis: forward(ctx, x) serves plain backward but no torch.func
+    transform, not even grad."""
+
+    class CtxCube(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x**2
+
+    x = torch.tensor([0.5, -1.0], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.grad(CtxCube.apply(x).sum(), x)[0].tolist() == [0.75, 3.0]
+    for transform in (lambda f: torch.func.grad(_cube_sum(f)), lambda f: torch.func.vmap(f.apply)):
+        with pytest.raises(RuntimeError, match="it must override the setup_context staticmethod"):
+            transform(CtxCube)(x.detach())
+
+
+def test_a_tensor_computed_in_setup_context_is_a_constant_to_reverse_over_reverse():
+    """logsumexp_vmap's diagnosis: softmax computed in setup_context and used by backward gives
+    the right gradient and a second derivative of zero; from the saved input and output, the
+    true one (diag(p) - p pᵀ)."""
+
+    class Lse(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return torch.logsumexp(x, 0)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0], output)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, out = ctx.saved_tensors
+            return g * torch.exp(x - out)
+
+    class LseSavedSoftmax(Lse):
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(torch.softmax(inputs[0], 0))
+
+        @staticmethod
+        def backward(ctx, g):
+            (p,) = ctx.saved_tensors
+            return g * p
+
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+    p = torch.softmax(x, 0)
+
+    def twice(f):
+        return torch.func.jacrev(torch.func.jacrev(f.apply))(x)
+
+    assert torch.allclose(torch.func.grad(LseSavedSoftmax.apply)(x), p)
+    assert torch.equal(twice(LseSavedSoftmax), torch.zeros(3, 3, dtype=torch.float64))
+    assert torch.allclose(twice(Lse), torch.diag(p) - torch.outer(p, p))

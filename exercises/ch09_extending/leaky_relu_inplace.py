@@ -59,6 +59,13 @@ class _ReluSlope(torch.autograd.Function):
         return g * (out > 0), None
 
 
+class _TimesOutput(_ReluSlope):  # the incoming gradient times the output, not times the slope
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * out, None
+
+
 def _run(function):
     def value(x: list, g: list, a: float) -> dict:
         return inplace_report(lambda t: function(t, a), [torch.tensor(x, dtype=torch.float64)],
@@ -161,5 +168,12 @@ from autograder.harness import inplace_report   # what the grader runs""",
               "that is relu's slope. Leaky ReLU has slope a there, so the incoming gradient "
               "is multiplied by a, not dropped.",
               "What is d(a x)/dx?"),
+        Wrong("local_derivative", _run(_TimesOutput.apply),
+              "Values are right and x is changed in place, but backward multiplies the incoming "
+              "gradient by the output itself. The local derivative of leaky ReLU is its slope "
+              "(1 where x > 0, a elsewhere), not its value: the saved output only tells which "
+              "side of 0 each entry was on.",
+              "Differentiate out = x (x > 0) and out = a x (x <= 0). Does either derivative "
+              "depend on x?"),
     ),
 )

@@ -208,6 +208,21 @@ class RecursiveEngine(Engine):
         push(self)
 
 
+class NoVisitedEngine(Engine):
+    """A topological list built without a visited set: a shared node, and everything below it,
+    is listed (and its _backward run) once per path to it."""
+
+    def _order(self):
+        topo = []
+
+        def visit(v):
+            for c in v._prev:
+                visit(c)
+            topo.append(v)
+        visit(self)
+        return topo
+
+
 class NoZeroEngine(Engine):
     """backward() seeds the output but never zeroes the gradients left by an earlier pass."""
 

@@ -30,9 +30,8 @@ def draw(rng: random.Random) -> dict:
 
 
 EXPLAIN = ("{which} a and b feed two nodes each, d = a·b and e = a + b, so each gradient is the sum "
-           "of two contributions: ∂f/∂a = (∂f/∂d)(∂d/∂a) + (∂f/∂e)(∂e/∂a). An engine whose "
-           "_backward writes self.grad = ... instead of += keeps only the contribution that "
-           "arrives last, and which one that is depends on the order of the walk.")
+           "of two contributions: ∂f/∂a = (∂f/∂d)(∂d/∂a) + (∂f/∂e)(∂e/∂a). (In the engine you "
+           "write next, that sum is why each _backward adds into .grad with +=.)")
 
 EXERCISE = Exercise(
     title="Fan-out: two uses, two contributions",
@@ -57,11 +56,16 @@ grads = [e * b + d * 1, e * a + d * 1]""",
     analytic=analytic,
     finite_diff=finite_diff,
     wrong=(
-        Wrong("fanout_assign", lambda a, b: [(a + b) * b, (a + b) * a],
+        Wrong("fanout_adds", lambda a, b: [(a + b) * b, (a + b) * a],
               EXPLAIN.format(which="Only the path through d is here."),
               "List every edge leaving a. What happens to the contributions of two edges?"),
-        Wrong("fanout_assign", lambda a, b: [a * b, a * b],
+        Wrong("fanout_adds", lambda a, b: [a * b, a * b],
               EXPLAIN.format(which="Only the path through e is here."),
               "List every edge leaving a. What happens to the contributions of two edges?"),
+        Wrong("local_gradient_only", lambda a, b: [b + 1, a + 1],
+              "Both paths are here, but each with its local derivative only (∂d/∂a and ∂e/∂a): "
+              "a path's contribution is the local derivative times the gradient arriving from "
+              "above, ∂f/∂d on one path and ∂f/∂e on the other.",
+              "What does f do with d, and with e? Multiply each path by that."),
     ),
 )

@@ -85,5 +85,20 @@ grads = [w1 * dn, x1 * dn, w2 * dn, x2 * dn, dn]""",
               "These are the local derivatives of n only: the factor ∂o/∂n that the tanh node "
               "contributes was left out of every gradient.",
               "Every path from an input to o goes through the tanh node. What does it multiply by?"),
+        Wrong("local_derivative",
+              lambda **p: [p["x1"] * _dn(**p), p["w1"] * _dn(**p), p["x2"] * _dn(**p), p["w2"] * _dn(**p), _dn(**p)],
+              "The tanh factor ∂o/∂n is right, but each input of a × node got its own value: the "
+              "local derivative of x·w with respect to x is w, the other factor, and with respect "
+              "to w it is x.",
+              "Nudge x1 by a small h: by how much does x1·w1 move?"),
+        Wrong("local_derivative",
+              lambda **p: _from_dn(1 - math.tanh(_n(**p)), **p),
+              "The chain is right, but tanh'(n) was taken as 1 - tanh(n): the square is missing. "
+              "tanh'(n) = 1 - tanh(n)².",
+              "Differentiate tanh(n) = sinh(n)/cosh(n) once, and write the result with tanh."),
     ),
 )
+
+
+def _dn(x1, w1, x2, w2, b):
+    return 1 - math.tanh(_n(x1, w1, x2, w2, b)) ** 2

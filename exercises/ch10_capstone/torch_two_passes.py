@@ -5,7 +5,7 @@ import math
 import torch
 
 from autograder.kinds import Number
-from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.exercise import Exercise, Wrong, value_instead
 
 
 def _f(x):
@@ -60,5 +60,6 @@ x_grad = x.grad""",
               "torch training loop calls optimizer.zero_grad() (or sets .grad = None) every step, "
               "and why our engine, which zeroes, does not need to.",
               "What does backward() do to a .grad that already holds a number?"),
+        value_instead(lambda x0: _f(x0), "f = tanh(x)·x"),
     ),
 )

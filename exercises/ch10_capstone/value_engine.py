@@ -14,6 +14,7 @@ from ._common import (
     Engine,
     FiniteDiffEngine,
     ForwardOrderEngine,
+    NoVisitedEngine,
     NoZeroEngine,
     RecursiveEngine,
     TorchScalar,
@@ -22,7 +23,7 @@ from ._common import (
     wrong_local,
 )
 
-KIND = Table(rows=ENGINE_ROWS, columns=(("value", Bool()), ("grads", Bool())))
+KIND = Table(rows=(*ENGINE_ROWS, "each_node_once"), columns=(("value", Bool()), ("grads", Bool())))
 
 SOLUTION = '''import math
 
@@ -103,7 +104,7 @@ class Value:
 
 
 def _run(engine):
-    return lambda seed: engine_report(engine, seed)
+    return lambda seed: engine_report(engine, seed, once=True)
 
 
 OPS_TEXT = {
@@ -145,17 +146,19 @@ compute:
 
 Pure Python and `math` only: no torch inside the class (`.data` and `.grad` must be numbers).
 
-The grader runs `engine_report(Value, seed)` with `seed = {{seed}}` and other seeds: it builds
-random expression graphs with your class and with torch and says, row by row, whether the
-forward values (`value`) and every leaf's gradient (`grads`) agree. The rows: each operation
+The grader runs `engine_report(Value, seed, once=True)` with `seed = {{seed}}` and other seeds:
+it builds random expression graphs with your class and with torch and says, row by row, whether
+the forward values (`value`) and every leaf's gradient (`grads`) agree. The rows: each operation
 alone, a deep chain, a node reused inside one operation ($x + x$, $p \cdot p$), a node feeding
 several others (fan-out), two outputs sharing a node (backward from one, then from the other),
-and a second `backward()` on the same output. Run it yourself: it is your test suite.
+and a second `backward()` on the same output; with `once=True`, one row more,
+`each_node_once`, whose `grads` says whether every `backward()` ran each node's `_backward` at
+most once. Run it yourself: it is your test suite.
 """,
     setup="""seed = {{seed}}
 from autograder.harness import engine_report   # what the grader runs""",
     answer="Value",
-    call=call("engine_report(Value, seed)"),
+    call=call("engine_report(Value, seed, once=True)"),
     placeholder="Value = ...  # replace with your class Value",
     solution=SOLUTION,
     refuse=TORCH,
@@ -168,14 +171,17 @@ from autograder.harness import engine_report   # what the grader runs""",
     finite_diff=_run(FiniteDiffEngine),
     wrong=(
         Wrong("fanout_assign", _run(AssignEngine),
-              "The reuse and fan-out rows fail and nothing else does: a node used more than once "
-              "ends with the wrong total gradient. Two bugs give exactly these rows: _backward "
-              "closures that assign (self.grad = ...) where they must add (self.grad += ...), so "
-              "only the last use's contribution stays; or a backward() that runs a shared node's "
-              "_backward more than once (an order built without a visited set, or no "
-              "topological order at all), so its gradient is passed on again.",
-              "Check both: in each _backward, what happens to a gradient already in self.grad? "
-              "And does backward() run each node's _backward exactly once?"),
+              "The reuse and fan-out rows fail and nothing else does, while backward() runs each "
+              "node's _backward once: a node used more than once ends with the wrong total "
+              "gradient because the _backward closures assign (self.grad = ...) where they must "
+              "add (self.grad += ...), so only the last use's contribution stays.",
+              "In each _backward, what happens to a gradient already in self.grad?"),
+        Wrong("topo_order", _run(NoVisitedEngine),
+              "The local derivatives are right, but backward() runs the _backward of a shared "
+              "node more than once (the each_node_once row): the order is built without a visited "
+              "set, so a node reached by two paths is listed twice, and every time its _backward "
+              "runs it passes its gradient on again. A topological order lists each node once.",
+              "Print the length of your order for x + x: how many times does x appear?"),
         Wrong("topo_order", _run(ForwardOrderEngine),
               "Every single-operation row passes, and every graph with more than one operation "
               "fails: the local derivatives are right but backward() calls the nodes' _backward "
@@ -183,9 +189,9 @@ from autograder.harness import engine_report   # what the grader runs""",
               "every node that uses it has run: walk the topological order in reverse.",
               "In which order must the nodes' _backward run: inputs first, or the output first?"),
         Wrong("topo_order", _run(RecursiveEngine),
-              "Only the fan-out row fails: backward() recurses into each node's children without a "
-              "topological order, so a node with several consumers passes its gradient on once per "
-              "consumer, the first times before it is complete. Chains and single uses hide the "
+              "The fan-out and each_node_once rows fail: backward() recurses into each node's "
+              "children without a topological order, so a node with several consumers passes its "
+              "gradient on once per consumer, the first times before it is complete. Chains and single uses hide the "
               "bug; a shared intermediate node shows it.",
               "How many times does the shared node's _backward run, and with what .grad each time?"),
         Wrong("engine_not_zeroed", _run(NoZeroEngine),

@@ -79,5 +79,10 @@ dz = [p[i] - (1.0 if i == t else 0.0) for i in range(len(z))]""",
               "class. The logits are one step further back: every p_j depends on every z_i through "
               "the softmax's normalisation.",
               "Write L in terms of z directly: -z_t + log Σ exp(z_j)."),
+        Wrong("xent_onehot", lambda z, t: [q - 1 for q in _softmax(z)],
+              "This is softmax(z) minus 1 at every class. The -1 comes from the -z_t term of "
+              "L, and z_t is one logit only: its derivative with respect to z_i is -1 for i = t "
+              "and 0 for every other i.",
+              "Differentiate -z_t with respect to z_i. For which i is it not zero?"),
     ),
 )

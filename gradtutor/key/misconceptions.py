@@ -95,7 +95,7 @@ CATALOGUE: dict[str, str] = {
     "custom_saved_output": "A custom backward must compute the derivative from what it saved",
     "softplus_overflow": "log(1 + exp(x)) overflows; nothing exponentiated may be positive",
     "backward_not_differentiable": "A backward built outside autograd cannot be differentiated again",
-    "saved_intermediate": "A tensor made inside forward is a constant to double backward",
+    "saved_intermediate": "A tensor made inside forward, or detached, is a constant to double backward",
     "straight_through": "A straight-through backward passes the gradient unchanged; it is not the derivative",
     "backward_none_is_zero": "Returning None from backward means no gradient, not pass-through",
     "custom_grad_order": "backward returns one gradient per forward input, in forward's order",
@@ -144,6 +144,9 @@ CATALOGUE: dict[str, str] = {
     # chapter 9 additions (issue #26)
     "jvp_sums_inputs": "A JVP adds up the contributions of every input's tangent",
     "mark_dirty": "A Function that changes an input in place must declare it with ctx.mark_dirty",
+    "materialize_grads": "With ctx.set_materialize_grads(False), an unused output's gradient arrives as None",
+    "func_setup_context": "torch.func needs a forward without ctx and a separate setup_context",
+    "vmap_rule": "vmap needs a rule for a custom Function: generate_vmap_rule=True or a vmap staticmethod",
     # a table wrong in entries several listed mistakes account for, one each (autograder.judge)
     "several_mistakes": "Several mistakes at once",
 }

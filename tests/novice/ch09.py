@@ -35,6 +35,19 @@ _COUNT = ('def count_saved(fn, x):\n    count = [0]\n    seen = set()\n    def p
 _DUAL = ('def jvp_dual(f, x, v):\n    with fwAD.dual_level():\n        dual = fwAD.make_dual(x, {tangent})\n'
          '        out = f(dual)\n        return {ret}\n')
 
+_SC = ('class SinCos(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n'
+       '{fwd}        ctx.save_for_backward(x)\n        return torch.sin(x), torch.cos(x)\n\n    @staticmethod\n'
+       '    def backward(ctx, g_sin, g_cos):\n        (x,) = ctx.saved_tensors\n{bwd}')
+_SC_OFF = '        ctx.set_materialize_grads(False)\n'
+_SC_CHECKED = ('        grad = torch.zeros_like(x)\n        if g_sin is not None:\n            grad = grad + g_sin * torch.cos(x)\n'
+               '        if g_cos is not None:\n            grad = grad - g_cos * torch.sin(x)\n        return grad\n')
+_LSE = ('class LogSumExp(torch.autograd.Function):\n{rule}    @staticmethod\n    def forward(x):\n        return {fwd}\n\n'
+        '    @staticmethod\n    def setup_context(ctx, inputs, output):\n{setup}\n'
+        '    @staticmethod\n    def backward(ctx, g):\n{bwd}')
+_LSE_RULE = '    generate_vmap_rule = True\n\n'
+_LSE_SAVE = '        x, = inputs\n        ctx.save_for_backward(x, output)\n'
+_LSE_BWD = '        x, out = ctx.saved_tensors\n        return g * torch.exp(x - out)\n'
+
 ANSWERS = [
     # square_function_fix
     ("square_function_fix", _SQ.format(save="x", ret="2 * grad_out * s"), R),
@@ -71,6 +84,15 @@ ANSWERS = [
      ("wrong", "backward from detached tensors: not differentiable", ("backward_not_differentiable",))),
     ("linear_function", _LIN.format(body="", ret="g @ W, x.T @ g, g.sum(0)"),
      ("wrong", "the weight's gradient transposed: shape (I, O), not (O, I)", ("matmul_transpose",))),
+    ("linear_function", _LIN.format(body="        grad_x = g.matmul(W)\n        grad_W = g.transpose(0, 1).matmul(x)\n"
+                                         "        grad_b = g.sum(0)\n", ret="grad_x, grad_W, grad_b"), R),
+    ("linear_function", _LIN.format(body="", ret="g @ W, g.T @ x, g.sum(0, keepdim=True)"), R),
+    ("linear_function", _LIN.format(body="", ret="g @ W.T, g.T @ x, g.sum(0)"),
+     ("wrong", "x's gradient with W transposed: the shapes do not match", ("matmul_transpose",))),
+    ("linear_function", _LIN.format(body="", ret="g @ W, g.T @ x, g.sum(1)"),
+     ("wrong", "the bias's gradient summed over the outputs, not the batch", ("broadcast_sums",))),
+    ("linear_function", _LIN.format(body="", ret="g @ W, g.T @ x"),
+     ("wrong", "no gradient returned for b", ("custom_grad_order",))),
     # gate_jvp (issue #26; labels written before the first replay)
     ("gate_jvp", _GJVP.format(save="save_for_forward", ret="x_t * s + x * s * (1 - s) * y_t"), R),
     ("gate_jvp", _GJVP.format(save="save_for_forward", ret="s * x_t + x * torch.sigmoid(y) * torch.sigmoid(-y) * y_t"), R),
@@ -82,6 +104,15 @@ ANSWERS = [
      ("wrong", "sigmoid' taken as sigmoid", ("sigmoid_derivative",))),
     ("gate_jvp", _GJVP.format(save="save_for_backward", ret="x_t * s + x * s * (1 - s) * y_t"),
      ("wrong", "saved with save_for_backward: jvp finds nothing in saved_tensors", ())),
+    ("gate_jvp", 'class GateFwd(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, y):\n'
+                 '        ctx.save_for_forward(x, y)\n        return x * torch.sigmoid(y)\n\n    @staticmethod\n'
+                 '    def jvp(ctx, x_t, y_t):\n        x, y = ctx.saved_tensors\n'
+                 '        dsig = torch.sigmoid(y) * (1 - torch.sigmoid(y))\n'
+                 '        return torch.sigmoid(y) * x_t + x * dsig * y_t\n', R),
+    ("gate_jvp", _GJVP.format(save="save_for_forward", ret="x_t * s, x * s * (1 - s) * y_t"),
+     ("wrong", "one tangent per input returned, not their sum", ("jvp_sums_inputs",))),
+    ("gate_jvp", _GJVP.format(save="save_for_forward", ret="x_t * s * (1 - s) + x * s * y_t"),
+     ("wrong", "the two partial derivatives swapped between the tangents", ())),
     # leaky_relu_inplace (issue #26; labels written before the first replay)
     ("leaky_relu_inplace", _LEAKY.format(fwd="        x.mul_(torch.where(x > 0, 1.0, a))\n        ctx.mark_dirty(x)\n"
                                          "        ctx.save_for_backward(x)\n", out="x",
@@ -101,6 +132,86 @@ ANSWERS = [
     ("leaky_relu_inplace", _LEAKY.format(fwd="        x.mul_(torch.where(x > 0, 1.0, a))\n        ctx.mark_dirty(x)\n"
                                          "        ctx.save_for_backward(x)\n", out="x", ret="g * y"),
      ("wrong", "backward multiplies by the output, not the slope", ("local_derivative",))),
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        x.copy_(torch.where(x > 0, x, a * x))\n        ctx.mark_dirty(x)\n"
+                                         "        ctx.save_for_backward(x)\n", out="x",
+                                         ret="g * torch.where(y > 0, torch.ones_like(y), torch.full_like(y, ctx.a))"), R),
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        neg = x < 0\n        x[neg] = x[neg] * a\n        ctx.mark_dirty(x)\n"
+                                         "        ctx.save_for_backward(x)\n", out="x",
+                                         ret="g * torch.where(y < 0, ctx.a, 1.0)"), R),
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        x.mul_(torch.where(x > 0, 1.0, a))\n        ctx.mark_dirty(x)\n"
+                                         "        ctx.save_for_backward(x)\n", out="x", ret="g * torch.where(y > 0, 1.0, y)"),
+     ("wrong", "slope taken as the negative output, not a", ("local_derivative",))),
+    ("leaky_relu_inplace", _LEAKY.format(fwd="        x = torch.where(x > 0, x, a * x)\n        ctx.mark_dirty(x)\n"
+                                         "        ctx.save_for_backward(x)\n", out="x",
+                                         ret="g * torch.where(y > 0, 1.0, ctx.a)"),
+     ("wrong", "x rebound to a new tensor, not changed in place; then mark_dirty of a non-input", ("prompt_requirement",))),
+    # sincos_none_grads (issue #26; labels written before the first replay)
+    ("sincos_none_grads", _SC.format(fwd=_SC_OFF, bwd=_SC_CHECKED), R),
+    ("sincos_none_grads", _SC.format(fwd=_SC_OFF, bwd='        if g_sin is None:\n            g_sin = torch.zeros_like(x)\n'
+                                     '        if g_cos is None:\n            g_cos = torch.zeros_like(x)\n'
+                                     '        return g_sin * torch.cos(x) - g_cos * torch.sin(x)\n'), R),
+    ("sincos_none_grads", _SC.format(fwd=_SC_OFF, bwd='        if g_cos is None:\n            return g_sin * torch.cos(x)\n'
+                                     '        if g_sin is None:\n            return -g_cos * torch.sin(x)\n'
+                                     '        return g_sin * torch.cos(x) - g_cos * torch.sin(x)\n'), R),
+    ("sincos_none_grads", 'class SinCos(torch.autograd.Function):\n    @staticmethod\n    def forward(x):\n'
+                          '        return torch.sin(x), torch.cos(x)\n\n    @staticmethod\n'
+                          '    def setup_context(ctx, inputs, output):\n        ctx.set_materialize_grads(False)\n'
+                          '        ctx.save_for_backward(*output)\n\n    @staticmethod\n'
+                          '    def backward(ctx, g_sin, g_cos):\n        s, c = ctx.saved_tensors\n        result = 0\n'
+                          '        if g_sin is not None:\n            result = result + g_sin * c\n'
+                          '        if g_cos is not None:\n            result = result - g_cos * s\n        return result\n', R),
+    ("sincos_none_grads", _SC.format(fwd="", bwd=_SC_CHECKED),
+     ("wrong", "never switched materializing off: zeros arrive", ("materialize_grads",))),
+    ("sincos_none_grads", _SC.format(fwd="", bwd="        ctx.set_materialize_grads(False)\n" + _SC_CHECKED),
+     ("wrong", "set_materialize_grads called in backward, too late", ("materialize_grads",))),
+    ("sincos_none_grads", _SC.format(fwd="        ctx.set_materialize_grads = False\n", bwd=_SC_CHECKED),
+     ("wrong", "assigned False to the method instead of calling it: still materialized", ("materialize_grads",))),
+    ("sincos_none_grads", _SC.format(fwd=_SC_OFF, bwd='        return g_sin * torch.cos(x) - g_cos * torch.sin(x)\n'),
+     ("wrong", "materializing off but None not handled: TypeError", ("materialize_grads",))),
+    ("sincos_none_grads", _SC.format(fwd=_SC_OFF, bwd='        if g_sin is None or g_cos is None:\n            return None\n'
+                                     '        return g_sin * torch.cos(x) - g_cos * torch.sin(x)\n'),
+     ("wrong", "returns None when one output is unused", ("backward_none_is_zero",))),
+    ("sincos_none_grads", _SC.format(fwd=_SC_OFF, bwd=_SC_CHECKED.replace("grad - g_cos", "grad + g_cos")),
+     ("wrong", "d cos/dx taken as +sin", ("sign_error",))),
+    ("sincos_none_grads", _SC.format(fwd=_SC_OFF, bwd='        if g_sin is not None:\n            return g_sin * torch.cos(x)\n'
+                                     '        return -g_cos * torch.sin(x)\n'),
+     ("wrong", "if/else: with both used, only sin's term", ("fanout_adds",))),
+    ("sincos_none_grads", _SC.format(fwd=_SC_OFF, bwd='        g_sin = g_sin or torch.zeros_like(x)\n        g_cos = g_cos or torch.zeros_like(x)\n'
+                                     '        return g_sin * torch.cos(x) - g_cos * torch.sin(x)\n'),
+     ("wrong", "`g or zeros` on a tensor: the truth value of a tensor is ambiguous", ())),
+    # logsumexp_vmap (issue #26; labels written before the first replay)
+    ("logsumexp_vmap", _LSE.format(rule=_LSE_RULE, fwd="torch.logsumexp(x, dim=0)\n", setup=_LSE_SAVE, bwd=_LSE_BWD), R),
+    ("logsumexp_vmap", _LSE.format(rule=_LSE_RULE, fwd="torch.log(torch.exp(x).sum())\n",
+                                   setup='        ctx.save_for_backward(inputs[0])\n',
+                                   bwd='        (x,) = ctx.saved_tensors\n        return g * torch.softmax(x, dim=0)\n'), R),
+    ("logsumexp_vmap", _LSE.format(rule=_LSE_RULE, fwd="torch.logsumexp(x, -1)\n",
+                                   setup='        ctx.save_for_backward(inputs[0])\n',
+                                   bwd='        (x,) = ctx.saved_tensors\n        e = torch.exp(x)\n        return g * e / e.sum()\n'), R),
+    ("logsumexp_vmap", _LSE.format(rule="", fwd="torch.logsumexp(x, dim=-1)\n", setup=_LSE_SAVE,
+                                   bwd='        x, out = ctx.saved_tensors\n'
+                                       '        return g.unsqueeze(-1) * torch.exp(x - out.unsqueeze(-1))\n\n'
+                                       '    @staticmethod\n    def vmap(info, in_dims, x):\n'
+                                       '        x = x.movedim(in_dims[0], 0)\n        return LogSumExp.apply(x), 0\n'), R),
+    ("logsumexp_vmap", 'class LogSumExp(torch.autograd.Function):\n    generate_vmap_rule = True\n\n    @staticmethod\n'
+                       '    def forward(ctx, x):\n        out = torch.logsumexp(x, 0)\n        ctx.save_for_backward(x, out)\n'
+                       '        return out\n\n    @staticmethod\n    def backward(ctx, g):\n' + _LSE_BWD,
+     ("wrong", "forward(ctx, x), the old style: torch.func refuses it", ("func_setup_context",))),
+    ("logsumexp_vmap", _LSE.format(rule="", fwd="torch.logsumexp(x, dim=0)\n", setup=_LSE_SAVE, bwd=_LSE_BWD),
+     ("wrong", "no generate_vmap_rule and no vmap staticmethod", ("vmap_rule",))),
+    ("logsumexp_vmap", _LSE.format(rule=_LSE_RULE, fwd="torch.logsumexp(x, dim=0)\n",
+                                   setup='        ctx.save_for_backward(torch.softmax(inputs[0], dim=0))\n',
+                                   bwd='        (p,) = ctx.saved_tensors\n        return g * p\n'),
+     ("wrong", "softmax computed in setup_context: a constant to double backward", ("saved_intermediate",))),
+    ("logsumexp_vmap", _LSE.format(rule=_LSE_RULE, fwd="torch.logsumexp(x, dim=0)\n", setup=_LSE_SAVE,
+                                   bwd='        x, out = ctx.saved_tensors\n        return g * torch.exp(x)\n'),
+     ("wrong", "d log(sum exp)/dx taken as exp(x): the log's 1/sum lost", ("chain_rule_dropped",))),
+    ("logsumexp_vmap", _LSE.format(rule=_LSE_RULE, fwd="torch.logsumexp(x, dim=0)\n", setup=_LSE_SAVE,
+                                   bwd='        x, out = ctx.saved_tensors\n        return torch.softmax(x, dim=0)\n'),
+     ("wrong", "the incoming gradient g not multiplied in", ("local_gradient_only",))),
+    ("logsumexp_vmap", _LSE.format(rule=_LSE_RULE, fwd="torch.logsumexp(x, dim=0)\n", setup=_LSE_SAVE,
+                                   bwd='        x, out = ctx.saved_tensors\n        return g * torch.softmax(x.detach(), dim=0)\n'),
+     ("wrong", "backward from a detached x: the second derivative is lost", ("backward_not_differentiable",),
+      ("saved_intermediate",))),
     # ste_clamp_function
     ("ste_clamp_function", _STE.format(ret="grad, None, None"), R),
     ("ste_clamp_function", _STE.format(ret="grad.clone(), None, None"), R),
