@@ -409,7 +409,8 @@ def cross_entropy(logits: Any, y: torch.Tensor, *, shift: bool = True, via_softm
 
 
 def grad_check(f: Callable, x: torch.Tensor, engine: type = Engine, *, eps: float = 1e-6,
-               central: bool = True, relative: bool = True, dtype: torch.dtype = F64) -> float:
+               central: bool = True, relative: bool = True, signed: bool = False,
+               dtype: torch.dtype = F64) -> float:
     """The largest relative error between ``engine``'s gradient of ``f`` at ``x`` and central
     differences in float64; the keywords switch on the classic slips."""
     x = x.to(dtype)
@@ -424,7 +425,7 @@ def grad_check(f: Callable, x: torch.Tensor, engine: type = Engine, *, eps: floa
         here = float(torch.as_tensor(f(engine((x.reshape(-1) - e).reshape(x.shape)) if central
                                        else engine(x)).data))
         numeric[k] = (up - here) / (2 * eps if central else eps)
-    err = (analytic - numeric).abs()
+    err = analytic - numeric if signed else (analytic - numeric).abs()
     if relative:
         err = err / torch.maximum(analytic.abs(), numeric.abs()).clamp(min=1e-300)
     return float(err.max())

@@ -88,6 +88,11 @@ from autograder.tensor_harness import band, gradcheck_report   # what the grader
               "absolute terms; multiply a wrong gradient by 10⁻⁹ and its error looks tiny. The "
               "bands are for relative errors.",
               "Divide each |a − n| by the size of the numbers compared."),
+        Wrong("signed_error", _run(Engine, signed=True),
+              "The hidden functions pass as happy: your error has a sign. Where the engine's "
+              "gradient is below the true one, a − n is negative, and the largest of negative "
+              "numbers looks like a tiny error. Take the absolute value before the maximum.",
+              "Can your relative error be negative? What should the size of a disagreement be?"),
         Wrong("gradcheck_precision", _run(Engine, dtype=torch.float32),
               "The smooth functions look wrong: in float32 a step of 10⁻⁶ is below the rounding "
               "of f's value (about 10⁻⁷ relative), so the differences are mostly rounding noise. "

@@ -49,6 +49,10 @@ predicted).
               "keepdim does not move the summed axis to the end: it stays where it was, with "
               "size 1. Moved to the end, the result would line up with the wrong axes of x.",
               "Write x's shape and replace the summed axis's size by 1."),
+        Wrong("keepdim_lost", lambda shape, axis: list(shape),
+              "keepdim keeps the summed axis, but not its size: the sum leaves one number along "
+              "that axis, so the axis stays with size 1.",
+              "How many numbers are left along the axis you summed over?"),
         Wrong("sum_wrong_axis", lambda shape, axis: [1 if i == axis - 1 else n for i, n in enumerate(shape)],
               "This keeps the first axis with size 1: axes counted from 1. torch counts them "
               "from 0, so axis 1 is the second one.",
