@@ -39,7 +39,7 @@ Train a network on scikit-learn's 8×8 handwritten digits with **your** `Tensor`
 classes), the mean cross-entropy, full-batch gradient descent.
 
 Write `train(X, y, params, steps, lr)`: `X` is a float64 tensor of images (one row of 64
-pixels, scaled to [0, 1], per image), `y` their labels, `params` a dict of tensors `W1` (64 × h),
+pixels, scaled to [-1, 1], per image), `y` their labels, `params` a dict of tensors `W1` (64 × h),
 `b1` (h), `W2` (h × 10), `b2` (10). Wrap each parameter in a `Tensor` once, then `steps` times:
 compute the loss, record it as a number, `backward()`, and move each parameter's `.data` by
 `lr` times its `.grad`. Return `(params, losses)`: a dict of the trained tensors (`.data`)
