@@ -78,25 +78,26 @@ from autograder.tensor_harness import band, gradcheck_report   # what the grader
     finite_diff=_run(FiniteDiffEngine),
     wrong=(
         Wrong("forward_difference", _run(Engine, central=False),
-              "The smooth functions land in the kinks-only band instead of the happy one: a "
-              "forward difference (f(x + ε) − f(x)) / ε is off by about ε·f''/2, an error of "
-              "order 10⁻⁶ here, where the central difference's is of order ε².",
+              "The smooth functions land between 10⁻⁷ and 10⁻⁴ instead of below 10⁻⁷: a forward "
+              "difference (f(x + ε) − f(x)) / ε is off by about ε·f''/2, an error of order 10⁻⁶ "
+              "here, where the central difference's is of order ε².",
               "Evaluate f on both sides of x: at x + ε and at x − ε."),
         Wrong("absolute_error", _run(Engine, relative=False),
-              "smooth_large and hidden_tiny get the wrong bands: you compare absolute errors. "
-              "Multiply f by 10⁶ and the same relative agreement is a million times larger in "
-              "absolute terms; multiply a wrong gradient by 10⁻⁹ and its error looks tiny. The "
-              "bands are for relative errors.",
+              "smooth_large and hidden_tiny land in other bands than they should: you compare "
+              "absolute errors. Multiply f by 10⁶ and the same relative agreement is a million "
+              "times larger in absolute terms; multiply a broken gradient by 10⁻⁹ and its error "
+              "looks tiny. The bands are for relative errors.",
               "Divide each |a − n| by the size of the numbers compared."),
         Wrong("signed_error", _run(Engine, signed=True),
-              "The hidden functions pass as happy: your error has a sign. Where the engine's "
-              "gradient is below the true one, a − n is negative, and the largest of negative "
-              "numbers looks like a tiny error. Take the absolute value before the maximum.",
+              "The hidden functions pass as if all were well: your error has a sign. Where the "
+              "engine's gradient is below the true one, a − n is negative, and the largest of "
+              "negative numbers looks like a tiny error. Take the absolute value before the "
+              "maximum.",
               "Can your relative error be negative? What should the size of a disagreement be?"),
         Wrong("gradcheck_precision", _run(Engine, dtype=torch.float32),
-              "The smooth functions look wrong: in float32 a step of 10⁻⁶ is below the rounding "
-              "of f's value (about 10⁻⁷ relative), so the differences are mostly rounding noise. "
-              "Gradient checks run in float64.",
+              "Even the smooth functions land above 10⁻²: in float32 a step of 10⁻⁶ is below the "
+              "rounding of f's value (about 10⁻⁷ relative), so the differences are mostly "
+              "rounding noise. Gradient checks run in float64.",
               "What dtype do x and the Tensors your check builds have?"),
     ),
 )
