@@ -62,7 +62,8 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 # torch first and alone, then the rest without naming it: asked for together, pip may take the
 # CUDA build from PyPI instead of the CPU build on this machine's disk.
 TORCH = "torch==2.13.0"
-BASE = ("jupyterhub", "jupyterlab", "notebook", "nbgrader", "ipykernel", "ipywidgets", "matplotlib", "numpy")
+BASE = ("jupyterhub", "jupyterlab", "notebook", "nbgrader", "ipykernel", "ipywidgets", "matplotlib", "numpy",
+        "scikit-learn")  # chapter 11's digits ship inside scikit-learn
 STUDENTS = ("ada", "ben", "cleo")
 NOLOGIN = "/usr/sbin/nologin"
 # what a JupyterLab terminal runs: bash, not as a login shell, so /etc/profile does not reset

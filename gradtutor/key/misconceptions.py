@@ -147,6 +147,14 @@ CATALOGUE: dict[str, str] = {
     "materialize_grads": "With ctx.set_materialize_grads(False), an unused output's gradient arrives as None",
     "func_setup_context": "torch.func needs a forward without ctx and a separate setup_context",
     "vmap_rule": "vmap needs a rule for a custom Function: generate_vmap_rule=True or a vmap staticmethod",
+    # chapter 11, Parts 1 and 3 (issue #27): a tensor engine, numerical care
+    "unbroadcast_missing": "A broadcast input's gradient is summed back to the input's shape",
+    "keepdim_lost": "A summed axis must come back with size 1 (keepdim) to line up with its input",
+    "sum_wrong_axis": "A sum over the wrong axis: axes count from 0, and shapes line up from the right",
+    "matmul_grad_transposed": "For C = A @ B, dA = dC @ Bᵀ and dB = Aᵀ @ dC: each has its factor's shape",
+    "index_repeats_add": "Indexing's backward adds the gradients of a repeated index",
+    "logsumexp_overflow": "log Σ exp(z) overflows unless the largest z is subtracted first",
+    "log_softmax_underflow": "log(softmax(z)) underflows to log 0; log-softmax is z − logsumexp(z)",
     # a table wrong in entries several listed mistakes account for, one each (autograder.judge)
     "several_mistakes": "Several mistakes at once",
 }
