@@ -2,6 +2,9 @@
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# make test's two pytest workers (pytest-xdist): each test file stays on one worker, and the
+# longest files go first (tests/conftest.py). PYTEST_WORKERS= runs everything in one process.
+PYTEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
 PORT   ?= 8888
 
 .PHONY: lab test test-fast system-deps hub hub-remove build lint bench grade-demo clean
@@ -49,7 +52,7 @@ system-deps:
 # deletes them.
 test: system-deps $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/ruff check autograder gradtutor exercises tests bench hub
-	$(VENV)/bin/python -m pytest -q -ra --durations=40; status=$$?; \
+	$(VENV)/bin/python -m pytest -q -ra --durations=40 $(PYTEST_WORKERS); status=$$?; \
 	if [ -d /opt/gradtutor ]; then echo "kept /opt/gradtutor ($$(du -sh /opt/gradtutor | cut -f1)): the hub test's environments, which its next run reuses; sudo make hub-remove deletes them"; fi; \
 	exit $$status
 

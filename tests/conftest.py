@@ -1,4 +1,5 @@
-"""The browser tests' session fixtures, one of each for the whole run.
+"""The browser tests' session fixtures, one of each for the whole run, and the order in which
+`make test`'s two workers take the test files.
 
 Playwright's sync API runs one instance per thread: two modules each holding their own
 session-scoped ``browser`` (as an imported fixture function gives them) would start a second
@@ -13,6 +14,34 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+# The files that take a minute or more (pytest --durations on a quiet machine), longest first.
+# `make test` runs `-n 2 --dist loadfile --no-loadscope-reorder`: each file stays on one worker,
+# and a long file taken last would leave the other worker idle at the end. Only the order of
+# files changes; each file's own tests keep theirs.
+LONG_FIRST = (
+    "test_hub.py",
+    "test_term.py",
+    "test_hostile.py",
+    "test_nbgrader_flow.py",
+    "test_by_hand_grading.py",
+    "test_isolation.py",
+    "test_cgroup_limits.py",
+    "test_accessibility.py",
+    "test_loop.py",
+    "test_build.py",
+    "test_runtime.py",
+    "test_hostile_messages.py",
+    "test_notebooks.py",
+    "test_giveaways.py",
+    "test_late_policy.py",
+    "test_browser.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable within a file
 
 
 @pytest.fixture(scope="session")
