@@ -143,7 +143,8 @@ def embedding_report(backward: Callable[..., Any], seed: int, n: int, t: int, v:
 
 # ---------------------------------------------------------------- the whole network
 
-def net_problem(seed: int, n: int, v: int, t: int, d: int, h: int, c: int) -> tuple[torch.Tensor, torch.Tensor, dict]:
+def net_problem(seed: int, n: int, v: int, t: int, d: int, h: int,
+                c: int) -> tuple[torch.Tensor, torch.Tensor, dict]:
     """A batch (token ids X of shape (n, t), labels y) and the network's parameters."""
     g = _gen(seed, 4)
     X = torch.randint(0, v, (n, t), generator=g)

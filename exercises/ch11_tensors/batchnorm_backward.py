@@ -3,7 +3,6 @@ one for each path from x to the output; checked against autograd on fresh shapes
 
 import random
 
-import torch
 import torch.nn.functional as F
 
 from autograder.backprop_harness import BN_EPS, LAYOUTS, batchnorm_problem, batchnorm_report, call

@@ -144,7 +144,7 @@ CATALOGUE: dict[str, str] = {
     # chapter 11, part 2 additions (backprop by hand through a network)
     "softmax_axis": "Softmax normalises each example's logits over the classes, not over the batch",
     "bn_stats_constant": "Batch norm's mean and variance depend on every input: their paths carry gradient",
-    "bn_term_dropped": "Batch norm's input gradient has three terms: direct, through the mean, through the variance",
+    "bn_term_dropped": "Batch norm's input gradient has three terms: direct, via the mean, via the variance",
     "bn_bessel": "Batch norm in training divides by N (biased variance), not torch.var's N - 1",
     "bn_mean_factor": "The batch mean and variance carry 1/N into batch norm's backward: means, not sums",
     "bn_dgamma_xhat": "gamma multiplies the normalised input, so dgamma sums dout times x-hat",
