@@ -28,28 +28,31 @@ def xent_grad(logits, y, *, mean: bool = True, onehot: bool = True, dim: int = 1
     return g / logits.shape[0] if mean else g
 
 
-def linear_grads(x, W, b, dout, *, dx_t: bool = False, dW_t: bool = False, db: str = "sum"):
+def linear_grads(x, W, b, dout, *, dx_t: bool = False, dW_t: bool = False, db: str = "sum",
+                 dW_mean: bool = False):
     """dx, dW, db of out = x @ W + b; ``dx_t``/``dW_t`` give the transposed layouts, ``db``
-    "mean" or "keep" (no sum over the batch) the bias slips."""
+    "mean" or "keep" (no sum over the batch) the bias slips, ``dW_mean`` a dW divided by N."""
     dx = W @ dout.T if dx_t else dout @ W.T
     dW = dout.T @ x if dW_t else x.T @ dout
+    dW = dW / x.shape[0] if dW_mean else dW
     dbias = {"sum": dout.sum(0), "mean": dout.mean(0), "keep": dout}[db]
     return dx, dW, dbias
 
 
 def bn_grads(x, gamma, beta, dout, eps=BN_EPS, *, paths: str = "both", ddof: int = 0,
-             consistent: bool = False, means: bool = True, dgamma_x: bool = False):
+             consistent: bool = False, means: bool = True, dgamma_x: bool = False, gamma_in: bool = True):
     """dx, dgamma, dbeta of training-mode batch norm. ``paths``: "both" (right), "mean" (the
     variance path dropped), "var" (the mean path dropped), "none" (mean and variance held
     constant); ``ddof=1`` normalises with the unbiased variance (``consistent``: and derives the
     backward for it); ``means=False`` sums where the backward takes means over the batch;
-    ``dgamma_x`` multiplies dout by x instead of x̂ for dgamma."""
+    ``dgamma_x`` multiplies dout by x instead of x̂ for dgamma; ``gamma_in=False`` leaves γ out
+    of dx."""
     n = x.shape[0]
     mu = x.mean(0)
     var = ((x - mu) ** 2).sum(0) / (n - ddof)
     std = torch.sqrt(var + eps)
     xhat = (x - mu) / std
-    dxhat = dout * gamma
+    dxhat = dout * gamma if gamma_in else dout
     avg = (lambda t: t.mean(0)) if means else (lambda t: t.sum(0))
     var_avg = (lambda t: t.sum(0) / (n - 1)) if consistent else avg
     dx = dxhat

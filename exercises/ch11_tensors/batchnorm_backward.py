@@ -122,6 +122,10 @@ x, gamma, beta, dout = batchnorm_problem(seed, n, h)   # one such problem, to tr
               "means: μ and σ² each carry a 1/N, so ∂μ/∂x_n = 1/N, and the 1/N stays in "
               "the gradient.",
               "Differentiate μ = (1/N) Σ x_m with respect to x_n: what factor is left?"),
+        Wrong("chain_rule_dropped", _with(gamma_in=False),
+              "Your dx leaves γ out: y = γ·x̂ + β, so the gradient that reaches x̂ is dout·γ, and "
+              "every term of dx is built from it. (dγ and dβ are right.)",
+              "What is ∂y/∂x̂? Multiply it in before you go further down."),
         Wrong("bn_dgamma_xhat", _with(dgamma_x=True),
               "Your dγ sums dout·x, but γ multiplies the normalised x̂, not x: ∂y_n/∂γ is x̂_n.",
               "Which tensor does γ multiply in the forward pass?"),

@@ -91,5 +91,9 @@ x, W, b, dout = linear_problem(seed, n, i, o)   # one such problem, to try yours
               "Your db keeps one row per example (N × O), but b has shape O: b was broadcast over "
               "the batch, and the gradients of its N copies add up into one.",
               "A gradient has the shape of its tensor. What reduces N rows to one?"),
+        Wrong("mean_scales", _with(dW_mean=True),
+              "Your dW is divided by N: the layer itself adds over the batch (each example's "
+              "x_n dout_nᵀ is one term of the sum); any 1/N of a mean loss is already inside dout.",
+              "Where would a 1/N come from inside a linear layer? Look at what dout already holds."),
     ),
 )

@@ -65,5 +65,9 @@ du = [gi * (1 - hi ** 2) for gi, hi in zip(g, h)]   # tanh' = 1 - tanh^2: the ou
               "You used 1 − tanh(u) for tanh'(u): the derivative is 1 − tanh(u)², the square "
               "of the output, which is why it never exceeds 1 and is the same at u and −u.",
               "Differentiate tanh = sinh/cosh, or check your formula at u and −u: tanh' is even."),
+        Wrong("local_derivative", lambda u, g: [gi * math.tanh(ui) * (1 - math.tanh(ui)) for ui, gi in zip(u, g, strict=True)],
+              "You used tanh·(1 − tanh), the pattern of the sigmoid's derivative σ(1 − σ). "
+              "tanh's is 1 − tanh²: it is 1 at u = 0, where yours is 0.",
+              "Differentiate tanh = sinh/cosh, or check your formula at u = 0, where tanh is steepest."),
     ),
 )
