@@ -860,3 +860,10 @@ def test_hpre_fans_out_three_times_in_the_networks_graph_and_non_leaves_keep_no_
         assert f["logits"].grad is None
     assert str(caught[0].message).startswith("The .grad attribute of a Tensor that is not a leaf")
     assert f["h"].grad.shape == f["h"].shape and leaves["W2"].grad.shape == P["W2"].shape
+
+
+def test_tanh_passes_all_of_the_gradient_at_0_and_less_than_one_percent_at_3():
+    u = torch.tensor([0.0, 1.0, 3.0], dtype=torch.float64, requires_grad=True)
+    torch.tanh(u).sum().backward()
+    assert u.grad[0] == 1.0 and 0.4 < u.grad[1] < 0.45 and u.grad[2] < 0.01
+    assert "At 3 less than 1% gets through" in lesson("ch11_tensors")
