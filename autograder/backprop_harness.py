@@ -22,7 +22,7 @@ from autograder.harness import directions
 F64 = torch.float64
 MODULE = "autograder.backprop_harness"
 BN_EPS = 1e-5  # nn.BatchNorm1d's default eps
-LAYOUTS = ("same", "transposed", "per_example")
+LAYOUTS = ("own_shape", "transposed", "per_example")
 PARAMS = ("E", "W1", "b1", "gamma", "beta", "W2", "b2")
 STEPS = ("logits", "h", "hbn", "hpre", "emb")  # the intermediates, from the loss down
 NET_ROWS = STEPS + ("W2", "b2", "gamma", "beta", "W1", "b1", "E")
@@ -51,7 +51,7 @@ def read_grad(name: str, grad: Any, like: torch.Tensor, n: int, dirs: Sequence[t
             tuple(s for s in shape if s != 1) == tuple(s for s in want if s != 1):
         grad, shape = grad.reshape(want), want  # a kept singleton axis (sum(0, keepdim=True))
     if shape == want:
-        return {"proj": torch.stack([(grad * r).sum() for r in dirs]), "layout": "same"}
+        return {"proj": torch.stack([(grad * r).sum() for r in dirs]), "layout": "own_shape"}
     if len(want) == 2 and shape == want[::-1]:
         return {"proj": None, "layout": "transposed"}
     if shape == (n, *want):

@@ -182,12 +182,12 @@ def test_read_grad_names_the_layout_of_every_shape_a_learner_returns():
     dirs = [torch.ones(3, 2, dtype=torch.float64)]
     g = torch.arange(6.0).reshape(3, 2)
     same = read_grad("W", g, W, 5, dirs)
-    assert same["layout"] == "same" and same["proj"].tolist() == [15.0]
+    assert same["layout"] == "own_shape" and same["proj"].tolist() == [15.0]
     assert read_grad("W", g.T, W, 5, dirs) == {"proj": None, "layout": "transposed"}
     assert read_grad("W", torch.zeros(5, 3, 2), W, 5, dirs) == {"proj": None, "layout": "per_example"}
     b = torch.zeros(4, dtype=torch.float64)
     kept = read_grad("b", torch.ones(1, 4), b, 5, [torch.ones(4, dtype=torch.float64)])  # keepdim=True
-    assert kept["layout"] == "same" and float(kept["proj"][0]) == 4.0
+    assert kept["layout"] == "own_shape" and float(kept["proj"][0]) == 4.0
     with pytest.raises(ValueError, match="shape of its tensor"):
         read_grad("W", torch.zeros(6), W, 5, dirs)
     with pytest.raises(ValueError, match="is None"):

@@ -152,7 +152,7 @@ def net_finite_diff(seed, n, v, t, d, h, c, eps: float = 1e-6) -> dict:
     for name, ds in zip(NET_ROWS, dirs, strict=True):
         proj = [(_staged_loss(X, y, P, {name: eps * r}) - _staged_loss(X, y, P, {name: -eps * r})) / (2 * eps)
                 for r in ds]
-        table[name] = {"proj": torch.stack(proj), "layout": "same"}
+        table[name] = {"proj": torch.stack(proj), "layout": "own_shape"}
     return table
 
 
@@ -168,7 +168,7 @@ def layer_finite_diff(forward: Callable[..., torch.Tensor], inputs: list[torch.T
             up = [a + eps * r if j == i else a for j, a in enumerate(inputs)]
             down = [a - eps * r if j == i else a for j, a in enumerate(inputs)]
             proj.append(((forward(*up) - forward(*down)) * dout).sum() / (2 * eps))
-        table[name] = {"proj": torch.stack(proj), "layout": "same"}
+        table[name] = {"proj": torch.stack(proj), "layout": "own_shape"}
     return table
 
 

@@ -33,7 +33,7 @@ def finite_diff(seed, n, t, v, d, eps=1e-6):
     E, X, dout = embedding_problem(seed, n, t, v, d)
     proj = [(((E + eps * r)[X] - (E - eps * r)[X]) * dout).sum() / (2 * eps)
             for r in directions(seed, [tuple(E.shape)])[0]]
-    return {"E": {"proj": torch.stack(proj), "layout": "same"}}
+    return {"E": {"proj": torch.stack(proj), "layout": "own_shape"}}
 
 
 def draw(rng: random.Random) -> dict:
