@@ -918,3 +918,87 @@ def test_a_tensor_computed_in_setup_context_is_a_constant_to_reverse_over_revers
     assert torch.allclose(torch.func.grad(LseSavedSoftmax.apply)(x), p)
     assert torch.equal(twice(LseSavedSoftmax), torch.zeros(3, 3, dtype=torch.float64))
     assert torch.allclose(twice(Lse), torch.diag(p) - torch.outer(p, p))
+
+
+# --- chapter 11, part 2: backprop by hand through a network --------------------------------------
+
+def test_batchnorm_in_training_normalises_with_the_biased_variance_and_keeps_the_unbiased_running():
+    x = torch.randn(6, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0)) * 4 + 2
+    bn = torch.nn.BatchNorm1d(3).double()
+    assert bn.training
+    out = bn(x).detach()
+    assert torch.allclose(out.mean(0), torch.zeros(3, dtype=torch.float64), atol=1e-12)
+    assert torch.allclose(out.var(0, correction=0), torch.ones(3, dtype=torch.float64), rtol=1e-5)
+    assert torch.allclose(out.var(0), torch.full((3,), 6 / 5, dtype=torch.float64), rtol=1e-5)
+    # the running estimate (eval mode's) moves towards the unbiased variance
+    assert torch.allclose(bn.running_var, 0.9 + 0.1 * x.var(0))
+    assert "biased* variance" in lesson("ch11_tensors") and "running estimate" in lesson("ch11_tensors")
+
+
+def test_the_networks_forward_is_batch_norm_in_training_and_cross_entropy():
+    from autograder.backprop_harness import BN_EPS, net_forward, net_problem
+
+    X, y, P = net_problem(2, 7, 6, 3, 2, 4, 3)
+    f = net_forward(X, y, P)
+    bn = F.batch_norm(f["hpre"], None, None, P["gamma"], P["beta"], training=True, eps=BN_EPS)
+    assert torch.allclose(f["hbn"], bn) and torch.allclose(f["loss"], F.cross_entropy(f["logits"], y))
+    assert torch.equal(f["emb"], F.embedding(X, P["E"]))
+
+
+def test_an_indexed_add_at_repeated_indices_writes_once_index_add_and_accumulate_add_all():
+    ids = torch.tensor([0, 2, 0, 0])
+    counts = torch.zeros(3)
+    counts[ids] += 1
+    assert counts.tolist() == [1.0, 0.0, 1.0]
+    # what the lesson says it does: read the rows (a copy), add, write them back
+    rows = torch.zeros(3)[ids]
+    rows += 1
+    again = torch.zeros(3)
+    again[ids] = rows
+    assert torch.equal(again, counts)
+    assert torch.zeros(3).index_add_(0, ids, torch.ones(4)).tolist() == [3.0, 0.0, 1.0]
+    assert torch.zeros(3).index_put_((ids,), torch.ones(4), accumulate=True).tolist() == [3.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize("seed", [0, 3, 8])
+def test_a_bias_before_batch_norm_gets_a_zero_gradient(seed):
+    from autograder.backprop_harness import net_forward, net_problem
+
+    X, y, P = net_problem(seed, 10, 6, 3, 2, 4, 3)
+    leaves = {k: p.clone().requires_grad_(True) for k, p in P.items()}
+    net_forward(X, y, leaves)["loss"].backward()
+    assert leaves["b1"].grad.abs().max() < 1e-12
+    assert leaves["beta"].grad.abs().max() > 1e-3 and leaves["b2"].grad.abs().max() > 1e-3
+
+
+def test_hpre_fans_out_three_times_in_the_networks_graph_and_non_leaves_keep_no_grad():
+    import warnings
+
+    from autograder.backprop_harness import net_forward, net_problem
+
+    X, y, P = net_problem(0, 4, 5, 2, 2, 3, 3)
+    leaves = {k: p.clone().requires_grad_(True) for k, p in P.items()}
+    f = net_forward(X, y, leaves)
+    seen, stack, uses = set(), [f["loss"].grad_fn], 0
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        uses += sum(nxt is f["hpre"].grad_fn for nxt, _ in node.next_functions)
+        stack.extend(nxt for nxt, _ in node.next_functions)
+    assert uses == 3
+    f["h"].retain_grad()
+    f["loss"].backward()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert f["logits"].grad is None
+    assert str(caught[0].message).startswith("The .grad attribute of a Tensor that is not a leaf")
+    assert f["h"].grad.shape == f["h"].shape and leaves["W2"].grad.shape == P["W2"].shape
+
+
+def test_tanh_passes_all_of_the_gradient_at_0_and_less_than_one_percent_at_3():
+    u = torch.tensor([0.0, 1.0, 3.0], dtype=torch.float64, requires_grad=True)
+    torch.tanh(u).sum().backward()
+    assert u.grad[0] == 1.0 and 0.4 < u.grad[1] < 0.45 and u.grad[2] < 0.01
+    assert "At 3 less than 1% gets through" in lesson("ch11_tensors")

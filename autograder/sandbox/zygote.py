@@ -53,7 +53,7 @@ PRELOAD = (
     # the student runtime itself
     "autograder", "autograder.selfcheck", "autograder.answers", "autograder.visual.graph",
     "autograder.visual.widgets", "autograder.sandbox.child", "autograder.harness",
-    "autograder.tensor_harness", "autograder.visual.broadcast",
+    "autograder.tensor_harness", "autograder.backprop_harness", "autograder.visual.broadcast",
 )
 MAX_CONTROL_BYTES = 1 << 20
 

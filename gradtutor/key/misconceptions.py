@@ -141,6 +141,13 @@ CATALOGUE: dict[str, str] = {
     "relu_mask_missing": "ReLU's backward passes the gradient only where its input was positive",
     "loop_several_bugs": "Several bugs of a training loop left in",
     "derivative_order_off": "One derivative order off: a derivative one order too high or too low",
+    # chapter 11, part 2 additions (backprop by hand through a network)
+    "softmax_axis": "Softmax normalises each example's logits over the classes, not over the batch",
+    "bn_stats_constant": "Batch norm's mean and variance depend on every input: their paths carry gradient",
+    "bn_term_dropped": "Batch norm's input gradient has three terms: direct, via the mean, via the variance",
+    "bn_bessel": "Batch norm in training divides by N (biased variance), not torch.var's N - 1",
+    "bn_mean_factor": "The batch mean and variance carry 1/N into batch norm's backward: means, not sums",
+    "bn_dgamma_xhat": "gamma multiplies the normalised input, so dgamma sums dout times x-hat",
     # chapter 9 additions (issue #26)
     "jvp_sums_inputs": "A JVP adds up the contributions of every input's tangent",
     "mark_dirty": "A Function that changes an input in place must declare it with ctx.mark_dirty",
