@@ -7,6 +7,7 @@ tests/test_accessibility.py measures the same pages with axe-core in Chromium (m
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import matplotlib
@@ -29,7 +30,7 @@ from autograder import (
     vjp_explorer,
 )
 from autograder.selfcheck import Review, check
-from autograder.visual.widgets import num
+from autograder.visual.widgets import STABLE_LIVE_HOOK, num
 from gradtutor.authoring import export_html as export
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,6 +51,47 @@ def test_every_widget_plot_has_words_and_its_result_is_a_live_region(make):
     named = [c for c in box.controls.values()
              if isinstance(c, ipywidgets.widgets.widget_description.DescriptionWidget)]
     assert all(c.description for c in named)  # each slider and drop-down has its label
+
+
+SLIDERS = (ipywidgets.FloatSlider, ipywidgets.IntSlider, ipywidgets.FloatLogSlider)
+
+
+@pytest.mark.parametrize("make", WIDGETS, ids=lambda f: f.__name__)
+def test_every_slider_has_a_number_box_named_by_its_label_and_linked_to_it(make):
+    box = make()
+    sliders = {name: c for name, c in box.controls.items() if isinstance(c, SLIDERS)}
+    assert sliders and set(box.entries) == set(sliders)
+    bar = box.children[1]
+    for name, slider in sliders.items():
+        entry = box.entries[name]
+        assert isinstance(entry, (ipywidgets.BoundedFloatText, ipywidgets.BoundedIntText))
+        assert entry.description == slider.description  # its <label for=...>: the name
+        assert entry.value == slider.value
+        assert entry.link.source == (slider, "value") and entry.link.target == (entry, "value")
+        assert any(w.children == (slider, entry) for w in bar.children
+                   if isinstance(w, ipywidgets.HBox))  # side by side, wrapping together
+        if isinstance(slider, ipywidgets.FloatLogSlider):
+            assert (entry.min, entry.max) == (slider.base**slider.min, slider.base**slider.max)
+        else:
+            assert (entry.min, entry.max) == (slider.min, slider.max)
+
+
+def test_the_result_carries_one_hook_that_makes_its_region_stable():
+    box = tangent_explorer()
+    box.controls["x"].value = 0.5
+    assert box.readout.value.count(STABLE_LIVE_HOOK) == 1
+    assert box.readout.value.endswith(STABLE_LIVE_HOOK + "</div>")  # inside the fallback region
+    found: list[dict] = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.append({"tag": tag, **dict(attrs)})
+
+    Tags().feed(STABLE_LIVE_HOOK)  # one hidden image whose handler survives HTML parsing whole
+    (img,) = found
+    assert img["tag"] == "img" and "hidden" in img and img["alt"] == "" and img["src"] == "data:,"
+    assert img["onerror"].startswith("var c=this.closest('.widget-html-content');")
+    assert img["onerror"].endswith("drop();")
 
 
 def test_the_words_change_with_the_plot():
