@@ -111,6 +111,10 @@ def test_lesson_in_jupyterlab_in_both_themes(browser, lab, lesson: str):
         open_notebook(page, lab, f"course/{lesson}.ipynb")
         run_all(page)
         page.locator(".gradtutor-widget").first.wait_for(timeout=60_000)
+        # what the contrast walk must have read in both themes, shown: not a pass by absence
+        for part in (".gradtutor-review tr", ".gradtutor-feedback", ".gradtutor-widget",
+                     ".gradtutor-widget .widget-html-content[aria-live]", ".gradtutor-entry input"):
+            assert page.locator(part).first.is_visible(), f"{lesson}: no {part} to audit"
         audits = {}
         for name, theme in THEMES.items():
             set_theme(page, theme)

@@ -7,6 +7,8 @@ tests/test_accessibility.py measures the same pages with axe-core in Chromium (m
 from __future__ import annotations
 
 import re
+import sys
+from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -157,6 +159,72 @@ def test_review_rows_set_their_text_colour_with_their_background():
     table = Review([check("leaves_xy", ...)])._repr_html_()
     rows = re.findall(r'<tr style="([^"]*)"', table)
     assert rows and all("background:" in r and "color:" in r for r in rows)
+
+
+def test_review_late_warning_sets_its_colour_with_its_background():
+    late = Review([check("leaves_xy", ...)])
+    late.late = datetime(2026, 1, 1, tzinfo=UTC)
+    (style,) = re.findall(r'<p class="gradtutor-late" style="([^"]*)"', late._repr_html_())
+    assert "background:" in style and "color:" in style
+
+
+# ---------------------------------------------------------------- the students' JupyterLab
+
+STUDENT = REPO / "jupyter" / "student"
+THEMES = Path(sys.prefix) / "share" / "jupyter" / "lab" / "themes" / "@jupyterlab"
+NAMED = {"white": "#ffffff", "red": "#ff0000", "green": "#008000", "blue": "#0000ff"}
+
+
+def _variables(css: str, known: dict[str, str] | None = None) -> dict[str, str]:
+    """--name: value pairs; var(--x) is read as x's value here (or in ``known``), else as its
+    fallback, as the theme's page has no --md-* palette set."""
+    found = dict(re.findall(r"--([\w-]+):\s*([^;}]+)", css))
+    scope = {**(known or {}), **found}
+
+    def value(v: str) -> str:
+        ref = re.fullmatch(r"var\(--([\w-]+)(?:,\s*([^)]+))?\)", v.strip())
+        if ref is None:
+            return NAMED.get(v.strip(), v.strip())
+        name, fallback = ref.groups()
+        return value(scope[name]) if name in scope else value(fallback or "")
+    return {k: value(v) for k, v in found.items()}
+
+
+def _ratio(a: str, b: str) -> float:
+    def lum(h: str) -> float:
+        h = h.lstrip("#")
+        h = "".join(c * 2 for c in h) if len(h) == 3 else h
+        rgb = [int(h[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    x, y = sorted((lum(a), lum(b)))
+    return (y + 0.05) / (x + 0.05)
+
+
+@pytest.mark.parametrize("theme,name", [("theme-light-extension", "JupyterLab Light"),
+                                        ("theme-dark-extension", "JupyterLab Dark")])
+def test_code_colours_read_at_4_5_in_the_students_jupyterlab(theme, name):
+    """Every --jp-mirror-editor-* colour of the installed theme, with the course's stylesheet
+    over it, against the theme's page and code-cell backgrounds (editors and Markdown code)."""
+    ours = (STUDENT / "custom" / "custom.css").read_text()
+    block = re.search(re.escape(f'data-jp-theme-name="{name}"]') + r"\s*{([^}]*)}", ours).group(1)
+    base = _variables((THEMES / theme / "index.css").read_text())
+    colours = {k: v for k, v in {**base, **_variables(block, base)}.items()
+               if k.startswith("jp-mirror-editor-") and k.endswith("-color")}
+    assert len(colours) >= 20 and all(v.startswith("#") for v in colours.values()), colours
+    papers = (base["jp-layout-color0"], base["jp-cell-editor-background"])
+    low = {k: round(min(_ratio(v, p) for p in papers), 2) for k, v in colours.items()
+           if min(_ratio(v, p) for p in papers) < 4.5}
+    assert low == {}, f"{name}: below 4.5:1 on {papers}: {low}"
+
+
+def test_the_students_jupyterlab_loads_the_course_stylesheet():
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("jupyter_server_config.py", str(STUDENT)).load_config()
+    assert config.LabApp.custom_css is True
+    (folder,) = config.ServerApp.static_custom_path
+    assert (Path(folder) / "custom.css").samefile(STUDENT / "custom" / "custom.css")
 
 
 # ---------------------------------------------------------------- export-html

@@ -30,15 +30,10 @@ WCAG21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 # Where in JupyterLab the course's own content lives (rendered lesson Markdown, cell outputs).
 COURSE_IN_LAB = ".jp-MarkdownOutput, .jp-OutputArea-output"
-# Nodes inside the course's content whose failing part only upstream can change:
-# - the slider handle noUiSlider draws (ipywidgets passes it no aria-label / aria-labelledby;
-#   each slider has a named number box beside it, see docs/accessibility.md);
-# - a token of JupyterLab's syntax highlighting in a lesson's Markdown code block: the text is
-#   ours, the colour JupyterLab's theme (--jp-mirror-editor-*), as in its editors; Markdown
-#   cannot put a span inside a fenced code block, so every such span is the highlighter's.
-UPSTREAM = {".noUi-handle": "ipywidgets: a slider's handle gets no accessible name",
-            ".jp-RenderedMarkdown pre > code span":
-                "jupyterlab: the syntax colours of its theme in a Markdown code block"}
+# Nodes inside the course's content whose failing part only upstream can change: the slider
+# handle noUiSlider draws (ipywidgets passes it no aria-label / aria-labelledby; each slider has
+# a named number box beside it, see docs/accessibility.md).
+UPSTREAM = {".noUi-handle": "ipywidgets: a slider's handle gets no accessible name"}
 
 _RUN_JS = """async ([only, course, upstream]) => {
     const result = await axe.run(document, {runOnly: only, resultTypes: ['violations']});

@@ -16,21 +16,28 @@
         return layers.reverse().reduce((under, top) => over(top, under), [255, 255, 255, 1]);
     };
     const out = new Map();
+    const measure = (el, text) => {
+        const st = getComputedStyle(el);
+        if (st.visibility === 'hidden' || el.getClientRects().length === 0) return;
+        const bg = paper(el), fg = over(parse(st.color), bg);
+        const [a, b] = [lum(fg), lum(bg)];
+        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+        const size = parseFloat(st.fontSize), bold = parseInt(st.fontWeight) >= 700;
+        const need = (size >= 24 || (bold && size >= 18.66)) ? 3 : 4.5;
+        const why = Object.entries(upstream).find(([sel]) => el.matches(sel) || el.closest(sel));
+        if (ratio < need) out.set(el, {html: el.outerHTML.slice(0, 200), owner: why ? 'upstream: ' + why[1] : 'course',
+            summary: `contrast ${ratio.toFixed(2)}:1 < ${need}:1, text ${st.color} on rgb(${bg.slice(0, 3).map(Math.round)}): ` + text.slice(0, 60)});
+    };
     for (const root of document.querySelectorAll(course)) {
         const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
         for (let t = walk.nextNode(); t; t = walk.nextNode()) {
             const el = t.parentElement;
             if (!t.textContent.trim() || !el || out.has(el) || el.closest('svg, mjx-container')) continue;
-            const st = getComputedStyle(el);
-            if (st.visibility === 'hidden' || el.getClientRects().length === 0) continue;
-            const bg = paper(el), fg = over(parse(st.color), bg);
-            const [a, b] = [lum(fg), lum(bg)];
-            const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-            const size = parseFloat(st.fontSize), bold = parseInt(st.fontWeight) >= 700;
-            const need = (size >= 24 || (bold && size >= 18.66)) ? 3 : 4.5;
-            const why = Object.entries(upstream).find(([sel]) => el.matches(sel) || el.closest(sel));
-            if (ratio < need) out.set(el, {html: el.outerHTML.slice(0, 200), owner: why ? 'upstream: ' + why[1] : 'course',
-                summary: `contrast ${ratio.toFixed(2)}:1 < ${need}:1, text ${st.color} on rgb(${bg.slice(0, 3).map(Math.round)}): ` + t.textContent.trim().slice(0, 60)});
+            measure(el, t.textContent.trim());
+        }
+        // what a student types into a widget's box is text too (its value is no text node)
+        for (const box of root.querySelectorAll('input[type=number], input[type=text], textarea')) {
+            if (box.value.trim()) measure(box, box.value.trim());
         }
     }
     return [...out.values()];
