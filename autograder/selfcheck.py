@@ -334,8 +334,9 @@ class Review(list):
             rows.append(f'<tr style="background:{paper};color:#1f2328">'
                         f'<td style="color:{ink}">{mark} {label}</td>'
                         f"<td>{html.escape(number)}</td><td>{html.escape(fb.title)}</td><td>{why}</td></tr>")
-        late = (f'<p class="gradtutor-late" style="color:#9a6700"><b>{html.escape(self._warning())}</b></p>'
-                if self.late else "")
+        # with its own pale paper: 6.6:1 in any theme (#9a6700 alone was 3.9:1 on the dark one)
+        late = (f'<p class="gradtutor-late" style="color:#7d4e00;background:#fff8c5;'
+                f'padding:2px 6px"><b>{html.escape(self._warning())}</b></p>' if self.late else "")
         return (f'<div class="gradtutor-review">{late}<b>{done} of {len(self)} exercises right.</b>'
                 '<table><tr><th>verdict</th><th>exercise</th><th>title</th><th>likely misconception</th></tr>'
                 + "".join(rows) + "</table></div>")

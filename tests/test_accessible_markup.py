@@ -7,6 +7,9 @@ tests/test_accessibility.py measures the same pages with axe-core in Chromium (m
 from __future__ import annotations
 
 import re
+import sys
+from datetime import UTC, datetime
+from html.parser import HTMLParser
 from pathlib import Path
 
 import matplotlib
@@ -29,7 +32,7 @@ from autograder import (
     vjp_explorer,
 )
 from autograder.selfcheck import Review, check
-from autograder.visual.widgets import num
+from autograder.visual.widgets import STABLE_LIVE_HOOK, num
 from gradtutor.authoring import export_html as export
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,6 +53,47 @@ def test_every_widget_plot_has_words_and_its_result_is_a_live_region(make):
     named = [c for c in box.controls.values()
              if isinstance(c, ipywidgets.widgets.widget_description.DescriptionWidget)]
     assert all(c.description for c in named)  # each slider and drop-down has its label
+
+
+SLIDERS = (ipywidgets.FloatSlider, ipywidgets.IntSlider, ipywidgets.FloatLogSlider)
+
+
+@pytest.mark.parametrize("make", WIDGETS, ids=lambda f: f.__name__)
+def test_every_slider_has_a_number_box_named_by_its_label_and_linked_to_it(make):
+    box = make()
+    sliders = {name: c for name, c in box.controls.items() if isinstance(c, SLIDERS)}
+    assert sliders and set(box.entries) == set(sliders)
+    bar = box.children[1]
+    for name, slider in sliders.items():
+        entry = box.entries[name]
+        assert isinstance(entry, (ipywidgets.BoundedFloatText, ipywidgets.BoundedIntText))
+        assert entry.description == slider.description  # its <label for=...>: the name
+        assert entry.value == slider.value
+        assert entry.link.source == (slider, "value") and entry.link.target == (entry, "value")
+        assert any(w.children == (slider, entry) for w in bar.children
+                   if isinstance(w, ipywidgets.HBox))  # side by side, wrapping together
+        if isinstance(slider, ipywidgets.FloatLogSlider):
+            assert (entry.min, entry.max) == (slider.base**slider.min, slider.base**slider.max)
+        else:
+            assert (entry.min, entry.max) == (slider.min, slider.max)
+
+
+def test_the_result_carries_one_hook_that_makes_its_region_stable():
+    box = tangent_explorer()
+    box.controls["x"].value = 0.5
+    assert box.readout.value.count(STABLE_LIVE_HOOK) == 1
+    assert box.readout.value.endswith(STABLE_LIVE_HOOK + "</div>")  # inside the fallback region
+    found: list[dict] = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.append({"tag": tag, **dict(attrs)})
+
+    Tags().feed(STABLE_LIVE_HOOK)  # one hidden image whose handler survives HTML parsing whole
+    (img,) = found
+    assert img["tag"] == "img" and "hidden" in img and img["alt"] == "" and img["src"] == "data:,"
+    assert img["onerror"].startswith("var c=this.closest('.widget-html-content');")
+    assert img["onerror"].endswith("drop();")
 
 
 def test_the_words_change_with_the_plot():
@@ -115,6 +159,72 @@ def test_review_rows_set_their_text_colour_with_their_background():
     table = Review([check("leaves_xy", ...)])._repr_html_()
     rows = re.findall(r'<tr style="([^"]*)"', table)
     assert rows and all("background:" in r and "color:" in r for r in rows)
+
+
+def test_review_late_warning_sets_its_colour_with_its_background():
+    late = Review([check("leaves_xy", ...)])
+    late.late = datetime(2026, 1, 1, tzinfo=UTC)
+    (style,) = re.findall(r'<p class="gradtutor-late" style="([^"]*)"', late._repr_html_())
+    assert "background:" in style and "color:" in style
+
+
+# ---------------------------------------------------------------- the students' JupyterLab
+
+STUDENT = REPO / "jupyter" / "student"
+THEMES = Path(sys.prefix) / "share" / "jupyter" / "lab" / "themes" / "@jupyterlab"
+NAMED = {"white": "#ffffff", "red": "#ff0000", "green": "#008000", "blue": "#0000ff"}
+
+
+def _variables(css: str, known: dict[str, str] | None = None) -> dict[str, str]:
+    """--name: value pairs; var(--x) is read as x's value here (or in ``known``), else as its
+    fallback, as the theme's page has no --md-* palette set."""
+    found = dict(re.findall(r"--([\w-]+):\s*([^;}]+)", css))
+    scope = {**(known or {}), **found}
+
+    def value(v: str) -> str:
+        ref = re.fullmatch(r"var\(--([\w-]+)(?:,\s*([^)]+))?\)", v.strip())
+        if ref is None:
+            return NAMED.get(v.strip(), v.strip())
+        name, fallback = ref.groups()
+        return value(scope[name]) if name in scope else value(fallback or "")
+    return {k: value(v) for k, v in found.items()}
+
+
+def _ratio(a: str, b: str) -> float:
+    def lum(h: str) -> float:
+        h = h.lstrip("#")
+        h = "".join(c * 2 for c in h) if len(h) == 3 else h
+        rgb = [int(h[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    x, y = sorted((lum(a), lum(b)))
+    return (y + 0.05) / (x + 0.05)
+
+
+@pytest.mark.parametrize("theme,name", [("theme-light-extension", "JupyterLab Light"),
+                                        ("theme-dark-extension", "JupyterLab Dark")])
+def test_code_colours_read_at_4_5_in_the_students_jupyterlab(theme, name):
+    """Every --jp-mirror-editor-* colour of the installed theme, with the course's stylesheet
+    over it, against the theme's page and code-cell backgrounds (editors and Markdown code)."""
+    ours = (STUDENT / "custom" / "custom.css").read_text()
+    block = re.search(re.escape(f'data-jp-theme-name="{name}"]') + r"\s*{([^}]*)}", ours).group(1)
+    base = _variables((THEMES / theme / "index.css").read_text())
+    colours = {k: v for k, v in {**base, **_variables(block, base)}.items()
+               if k.startswith("jp-mirror-editor-") and k.endswith("-color")}
+    assert len(colours) >= 20 and all(v.startswith("#") for v in colours.values()), colours
+    papers = (base["jp-layout-color0"], base["jp-cell-editor-background"])
+    low = {k: round(min(_ratio(v, p) for p in papers), 2) for k, v in colours.items()
+           if min(_ratio(v, p) for p in papers) < 4.5}
+    assert low == {}, f"{name}: below 4.5:1 on {papers}: {low}"
+
+
+def test_the_students_jupyterlab_loads_the_course_stylesheet():
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("jupyter_server_config.py", str(STUDENT)).load_config()
+    assert config.LabApp.custom_css is True
+    (folder,) = config.ServerApp.static_custom_path
+    assert (Path(folder) / "custom.css").samefile(STUDENT / "custom" / "custom.css")
 
 
 # ---------------------------------------------------------------- export-html

@@ -5,8 +5,9 @@ with torch when the control moves (in float64, so the digits are the maths, not 
 beside it an independent witness: the closed-form derivative or a finite difference.
 
 Each returned box also carries, for tests and curious students, ``box.controls`` (name ->
-control widget), ``box.numbers`` (the numbers on display, as floats) and ``box.readout`` /
-``box.plot`` (the HTML and Image widgets that show them).
+control widget), ``box.entries`` (slider name -> its named number box), ``box.numbers`` (the
+numbers on display, as floats) and ``box.readout`` / ``box.plot`` (the HTML and Image widgets
+that show them).
 """
 
 from __future__ import annotations
@@ -87,9 +88,62 @@ def note(text: str, colour: str = INK) -> str:
     return f'<p style="margin:6px 0;{TONES[colour]};max-width:34em">{text}</p>'
 
 
+# A live region is announced when its content changes, not when it is inserted with its content.
+# ipywidgets sets no attribute on a widget's element, and its HTML view replaces its content at
+# every update (a live region inside included). The one hook the view offers is the markup it
+# renders: this image fails to load at once (an empty data: URL), and its handler makes the
+# view's content element, which stays from the first render on, the live region; from then on
+# every update's own role/aria-live (the fallback where no script runs) is dropped before the
+# browser reads it, so the region is never nested nor re-created. Shown nowhere (hidden, alt="").
+_STABLE_LIVE_JS = (
+    "var c=this.closest('.widget-html-content');this.remove();if(!c)return;"
+    "var drop=function(){c.querySelectorAll('[aria-live],img[data-live]').forEach(function(e){"
+    "if(e.tagName==='IMG'){e.remove();}else{e.removeAttribute('role');e.removeAttribute('aria-live');}});};"
+    "if(!c.hasAttribute('aria-live')){c.setAttribute('role','status');c.setAttribute('aria-live','polite');"
+    "new MutationObserver(drop).observe(c,{childList:true});}drop();")
+STABLE_LIVE_HOOK = f'<img hidden alt="" data-live src="data:," onerror="{_STABLE_LIVE_JS}">'
+
+
 def live(text: str) -> str:
-    """The readout as a polite live region: a screen reader says the new result after a move."""
-    return f'<div role="status" aria-live="polite">{text}</div>'
+    """The readout as a polite live region: a screen reader says the new result after a move.
+
+    In a browser the region is the HTML widget's content element, made live once and updated
+    in place (STABLE_LIVE_HOOK); where no script runs, the role on this div stands in.
+    """
+    return f'<div role="status" aria-live="polite">{text}{STABLE_LIVE_HOOK}</div>'
+
+
+def named_entry(control: W.Widget) -> W.Widget | None:
+    """A number box for a slider, named by the slider's label, kept equal to it in the browser.
+
+    ipywidgets associates a text box with its label (<label for=...>) but gives a slider's
+    handle (role="slider") no name (jupyter-widgets/ipywidgets#2650); the box is the control a
+    screen reader names and a keyboard types into. Its label is hidden visually: the slider's
+    label beside it is the visible one. None for a control that is not a slider.
+    """
+    if isinstance(control, W.FloatLogSlider):
+        entry: W.Widget = W.BoundedFloatText(value=control.value, min=control.base**control.min,
+                                             max=control.base**control.max, step=None)
+    elif isinstance(control, W.FloatSlider):
+        entry = W.BoundedFloatText(value=control.value, min=control.min, max=control.max,
+                                   step=control.step)
+    elif isinstance(control, W.IntSlider):
+        entry = W.BoundedIntText(value=control.value, min=control.min, max=control.max,
+                                 step=control.step)
+    else:
+        return None
+    entry.description = control.description
+    entry.style.description_width = "0px"
+    entry.layout = W.Layout(width="6.5em", margin="0 12px 0 0")
+    entry.add_class("gradtutor-entry")
+    entry.link = W.jslink((control, "value"), (entry, "value"))
+    return entry
+
+
+def labelled(control: W.Widget) -> W.Widget:
+    """A slider with its named number box after it (they wrap together); others as they are."""
+    entry = named_entry(control)
+    return control if entry is None else W.HBox([control, entry])
 
 
 def described(fig: Figure, words: str) -> Figure:
@@ -136,7 +190,10 @@ def panel(title: str, intro: str, controls: dict[str, W.Widget],
         box.controls[label] = button
     header = W.HTML(f'<div style="font-weight:600;font-size:1.05em">{html.escape(title)}</div>'
                     + note(intro, MUTED))
-    bar = W.HBox(list(box.controls.values()), layout=W.Layout(flex_flow="row wrap"))
+    shown = {name: labelled(c) for name, c in box.controls.items()}
+    box.entries = {name: pair.children[1] for name, pair in shown.items()
+                   if pair is not box.controls[name]}
+    bar = W.HBox(list(shown.values()), layout=W.Layout(flex_flow="row wrap"))
     body = W.HBox([plot, readout], layout=W.Layout(flex_flow="row wrap", align_items="center"))
     box.children = (header, bar, body)
     box.refresh = refresh

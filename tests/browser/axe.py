@@ -30,8 +30,9 @@ WCAG21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 # Where in JupyterLab the course's own content lives (rendered lesson Markdown, cell outputs).
 COURSE_IN_LAB = ".jp-MarkdownOutput, .jp-OutputArea-output"
-# Nodes inside our widgets that only ipywidgets can name: the slider handle noUiSlider draws
-# (ipywidgets passes it no aria-label / aria-labelledby; see docs/accessibility.md).
+# Nodes inside the course's content whose failing part only upstream can change: the slider
+# handle noUiSlider draws (ipywidgets passes it no aria-label / aria-labelledby; each slider has
+# a named number box beside it, see docs/accessibility.md).
 UPSTREAM = {".noUi-handle": "ipywidgets: a slider's handle gets no accessible name"}
 
 _RUN_JS = """async ([only, course, upstream]) => {
@@ -75,8 +76,8 @@ _OWN_CONTRAST_JS = "\n".join(line for line in (Path(__file__).parent / "contrast
 
 
 def _own_contrast(page: Any) -> list[Failure]:
-    return [Failure("own-color-contrast", "serious", f["html"][:80], "course", f["html"],
-                    f["summary"]) for f in page.evaluate(_OWN_CONTRAST_JS, COURSE_IN_LAB)]
+    return [Failure("own-color-contrast", "serious", f["html"][:80], f["owner"], f["html"],
+                    f["summary"]) for f in page.evaluate(_OWN_CONTRAST_JS, [COURSE_IN_LAB, UPSTREAM])]
 
 
 def _run(page: Any, only: dict, lab: bool) -> list[Failure]:

@@ -1,6 +1,7 @@
 // The course's own text in JupyterLab: computed colour against the background its ancestors
-// paint, WCAG 2.1's contrast formula (tests/browser/axe.py reads this file).
-(course) => {
+// paint, WCAG 2.1's contrast formula (tests/browser/axe.py reads this file); each failing node's
+// owner: 'course', or 'upstream: why' inside a node of the upstream map (selector -> why).
+([course, upstream]) => {
     const parse = c => { const m = c.match(/rgba?\(([^)]+)\)/); if (!m) return null;
                          const p = m[1].split(',').map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
     const over = (top, under) => [0, 1, 2].map(i => top[i] * top[3] + under[i] * (1 - top[3])).concat([1]);
@@ -15,20 +16,28 @@
         return layers.reverse().reduce((under, top) => over(top, under), [255, 255, 255, 1]);
     };
     const out = new Map();
+    const measure = (el, text) => {
+        const st = getComputedStyle(el);
+        if (st.visibility === 'hidden' || el.getClientRects().length === 0) return;
+        const bg = paper(el), fg = over(parse(st.color), bg);
+        const [a, b] = [lum(fg), lum(bg)];
+        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+        const size = parseFloat(st.fontSize), bold = parseInt(st.fontWeight) >= 700;
+        const need = (size >= 24 || (bold && size >= 18.66)) ? 3 : 4.5;
+        const why = Object.entries(upstream).find(([sel]) => el.matches(sel) || el.closest(sel));
+        if (ratio < need) out.set(el, {html: el.outerHTML.slice(0, 200), owner: why ? 'upstream: ' + why[1] : 'course',
+            summary: `contrast ${ratio.toFixed(2)}:1 < ${need}:1, text ${st.color} on rgb(${bg.slice(0, 3).map(Math.round)}): ` + text.slice(0, 60)});
+    };
     for (const root of document.querySelectorAll(course)) {
         const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
         for (let t = walk.nextNode(); t; t = walk.nextNode()) {
             const el = t.parentElement;
             if (!t.textContent.trim() || !el || out.has(el) || el.closest('svg, mjx-container')) continue;
-            const st = getComputedStyle(el);
-            if (st.visibility === 'hidden' || el.getClientRects().length === 0) continue;
-            const bg = paper(el), fg = over(parse(st.color), bg);
-            const [a, b] = [lum(fg), lum(bg)];
-            const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-            const size = parseFloat(st.fontSize), bold = parseInt(st.fontWeight) >= 700;
-            const need = (size >= 24 || (bold && size >= 18.66)) ? 3 : 4.5;
-            if (ratio < need) out.set(el, {html: el.outerHTML.slice(0, 200),
-                summary: `contrast ${ratio.toFixed(2)}:1 < ${need}:1, text ${st.color} on rgb(${bg.slice(0, 3).map(Math.round)}): ` + t.textContent.trim().slice(0, 60)});
+            measure(el, t.textContent.trim());
+        }
+        // what a student types into a widget's box is text too (its value is no text node)
+        for (const box of root.querySelectorAll('input[type=number], input[type=text], textarea')) {
+            if (box.value.trim()) measure(box, box.value.trim());
         }
     }
     return [...out.values()];

@@ -1,13 +1,16 @@
 """A real JupyterLab server on loopback, and Playwright helpers that drive it like a student.
 
 The server runs in a temporary root with its own settings and workspaces, so it never touches
-the repository's notebooks or anyone's JupyterLab state. Notebooks are copied in before use.
+the repository's notebooks or anyone's JupyterLab state; it reads the students' server settings
+(jupyter/student/jupyter_server_config.py and the course's stylesheet beside it), as `make lab`
+and the hub do. Notebooks are copied in before use.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,6 +24,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 JUPYTER = Path(sys.executable).with_name("jupyter")
+STUDENT_CONFIG = Path(__file__).resolve().parents[2] / "jupyter" / "student"
 
 # student-visible signs that a widget did not come up
 WIDGET_FAILURES = ("Error displaying widget", "Loading widget...", "Failed to load model class")
@@ -44,6 +48,11 @@ class Lab:
             file = state / "settings" / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
             file.parent.mkdir(parents=True, exist_ok=True)
             file.write_text(json.dumps(values))
+        # the students' own server settings (jupyter/student): the course's stylesheet
+        config = state / "config"
+        config.mkdir(parents=True, exist_ok=True)
+        shutil.copy(STUDENT_CONFIG / "jupyter_server_config.py", config)
+        shutil.copytree(STUDENT_CONFIG / "custom", config / "custom", dirs_exist_ok=True)
         self.log = (state / "jupyterlab.log").open("w")
         env = {**os.environ, "JUPYTER_CONFIG_DIR": str(state / "config"),
                "JUPYTER_RUNTIME_DIR": str(state / "runtime"), "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
