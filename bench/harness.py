@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -163,9 +164,23 @@ def nbgrader_autograde(course: Path, logs: Path) -> Run:
     return total
 
 
-def gradtutor_grade(course: Path, workers: int, log: Path) -> Run:
-    return timed([str(BIN / "gradtutor"), "grade", str(course), "--workers", str(workers)],
+def gradtutor_grade(course: Path, workers: int, log: Path, *extra: str) -> Run:
+    return timed([str(BIN / "gradtutor"), "grade", str(course), "--workers", str(workers), *extra],
                  log=log)
+
+
+def grade_profile(course: Path) -> dict:
+    """The last ``gradtutor grade --profile`` run's per-step figures (its JSON)."""
+    path = course / "gradtutor" / "grade-profile.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def profile_table(log: Path) -> str:
+    """The profile table ``gradtutor grade --profile`` printed at the end of its log."""
+    text = log.read_text()
+    start = text.rfind("profile: ")
+    end = text.find("Profile saved", start)
+    return text[start:end].rstrip() if start >= 0 else ""
 
 
 def gradtutor_regrade(course: Path, log: Path, *, force: bool, units: Path | None = None) -> Run:

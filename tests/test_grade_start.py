@@ -3,7 +3,8 @@
 Behaviour only, never time: the references are computed once per version of the code and read
 back after (`keep_checks`, kept in the course folder, private); the zygote is started before
 the parent loads the references; the recorder's gradebook transaction is all or nothing; the
-child's profile figures are read like any other message from the sandbox.
+child's profile figures are read like any other message from the sandbox; the judge's fast
+comparison of small tensors gives torch's verdicts.
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import torch
 from hostile import kit
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from nbgrader.api import Gradebook
 
+from autograder import kinds
 from autograder.checkdata import to_json
 from autograder.contract import Done, Ready, parse_message
 from gradtutor.key import answer_key, registry
@@ -108,3 +113,30 @@ def test_second_run_computes_no_reference_and_the_zygote_starts_first() -> None:
     assert {p.name: json.loads(p.read_text())["score"]
             for p in (course / "gradtutor" / "results").glob("*/*.json")} == results
     assert again["submissions"] == 2 and again["child"]["child: cells"]["count"] == 2
+
+
+def _torch_close(a, b, rtol: float, atol: float) -> bool:
+    """``numbers_close`` as torch computes it (the path for large tensors)."""
+    nan_a, nan_b = torch.isnan(a), torch.isnan(b)
+    inf_a, inf_b = torch.isinf(a), torch.isinf(b)
+    if not torch.equal(nan_a, nan_b) or not torch.equal(inf_a, inf_b) or \
+            not torch.equal(a[inf_a], b[inf_b]):
+        return False
+    finite = ~(nan_a | inf_a)
+    return bool(torch.all(torch.abs(a[finite] - b[finite]) <= atol + rtol * torch.abs(b[finite])))
+
+
+_numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64),
+                     st.sampled_from([0.0, -0.0, 1.0, 1.0 + 1e-4, 1.0 - 1e-6, 1e-6, -1e-6, 2.0000001]))
+
+
+@given(pairs=st.lists(st.tuples(_numbers, _numbers), min_size=1, max_size=kinds.SMALL),
+       rtol=st.sampled_from([1e-4, 1e-6, 2.5, 0.0]), atol=st.sampled_from([1e-6, 1e-8, 0.0, 0.5]),
+       same=st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_small_tensors_compare_in_python_as_torch_does(pairs, rtol, atol, same) -> None:
+    """The judge compares up to SMALL float64 numbers in Python (a torch call costs more than
+    the comparison): the verdict must be torch's, bit for bit, NaN and infinities included."""
+    a = torch.tensor([x for x, _ in pairs], dtype=torch.float64)
+    b = a.clone() if same else torch.tensor([y for _, y in pairs], dtype=torch.float64)
+    assert kinds.numbers_close(a, b, rtol, atol) == _torch_close(a, b, rtol, atol)
