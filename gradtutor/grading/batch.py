@@ -87,8 +87,11 @@ def _grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, 
     print(f"{len(groups)} submission(s) found{share}, {len(groups) - len(todo)} already graded, "
           f"{len(todo)} to grade with {workers} worker(s).", file=sys.stderr)
     with prof.step("start: skip graded"):
-        stale = stale_units(store.load_results(course, assignment),
-                            {g for g in groups if g not in todo})
+        graded = {g for g in groups if g not in todo}
+        stored = store.load_results(course, assignment)
+        # their fingerprints need the references: read back, as the grading below does
+        prof.count("references computed", len(keep_checks(course.checks_cache, _exercises(stored, graded))))
+        stale = stale_units(stored, graded)
     if stale:
         print(stale_message(course.root, stale), file=sys.stderr)
     started = time.monotonic()
@@ -124,6 +127,12 @@ def stale_units(results: list[SubmissionResult], graded: set[Group]) -> dict[str
             if e.id in known and e.unit is not None and e.unit != fingerprint(e.id)[0]:
                 out[e.id].add(group)
     return dict(out)
+
+
+def _exercises(results: list[SubmissionResult], groups: set[Group]) -> set[str]:
+    known = set(registry.ids())
+    return {e.id for r in results if (r.student, r.assignment) in groups for e in r.exercises
+            if e.id in known}
 
 
 JUDGING_CODE = "(the judging code)"
