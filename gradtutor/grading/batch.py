@@ -26,7 +26,7 @@ from gradtutor.course import Course, grade_ids
 from gradtutor.grading import forkserver
 from gradtutor.grading.forkserver import NEEDS_ROOT
 from gradtutor.grading.profile import OFF, Profile
-from gradtutor.grading.recorder import Recorder
+from gradtutor.grading.recorder import MAX_BATCH, Recorder
 from gradtutor.grading.submission import Submission, find, lesson_imports, load
 from gradtutor.key import registry
 from gradtutor.key.answer_key import fingerprint, grader_fingerprint, keep_checks
@@ -164,12 +164,19 @@ def _gather(course: Course, assignment: list[str] | None, csv: Path | None) -> i
     results = store.load_results(course, assignment)
     sources = {a: course.source_notebooks(a) for a in {r.assignment for r in results}}
     late = gradebook.LatePenalties(course)
-    with gradebook.open_gradebook(course) as gb:
-        for result in tqdm(results, unit="student", desc="gathering", file=sys.stderr,
-                           dynamic_ncols=True):
-            names = course.submitted_notebooks(result.student, result.assignment)
-            store.save_grades(gb, course, result, grade_ids(sources[result.assignment], names), late)
-            store.write_result(course, result)
+    with gradebook.open_gradebook(course) as gb, \
+            tqdm(total=len(results), unit="student", desc="gathering", file=sys.stderr,
+                 dynamic_ncols=True) as bar:
+        for start in range(0, len(results), MAX_BATCH):  # one transaction per batch, as grading
+            batch = results[start:start + MAX_BATCH]
+            with gradebook.one_transaction(gb):
+                for result in batch:
+                    names = course.submitted_notebooks(result.student, result.assignment)
+                    store.save_grades(gb, course, result, grade_ids(sources[result.assignment], names),
+                                      late)
+            for result in batch:  # the lateness found, after the commit
+                store.write_result(course, result)
+            bar.update(len(batch))
     if csv is not None:
         store.write_csv(csv, store.reconcile(course, results))
     print(f"Gathered {len(results)} result(s) into {course.gradebook}."
