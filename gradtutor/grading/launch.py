@@ -23,8 +23,9 @@ def grade_cli(*, course_dir: Path, gather: bool = False, profile: bool = False,
     prof = Profile(enabled=profile)
     prof.add("start: imports", prof.since_start())
     sandbox = None if gather else _early_zygote(course_dir, student_python, prof)
-    # torch, nbformat and nbgrader: seconds to import, while the zygote warms up
-    from gradtutor.grading import batch
+    with prof.step("start: judge's imports"):
+        # torch, nbformat and nbgrader: seconds to import, while the zygote warms up
+        from gradtutor.grading import batch
 
     return batch.grade_cli(course_dir=course_dir, gather=gather, profile=prof,
                            student_python=student_python, sandbox=sandbox, **options)

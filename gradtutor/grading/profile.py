@@ -28,9 +28,9 @@ class Step:
 
 # the parent's steps, in the order a submission meets them (a step not listed sorts last)
 PARENT_ORDER = (
-    "start: imports", "start: find submissions", "start: skip graded", "start: zygote spawned",
-    "start: read notebooks", "start: references", "start: wait for zygote", "start: cgroups",
-    "start: gradebook open",
+    "start: imports", "start: zygote spawned", "start: judge's imports", "start: find submissions",
+    "start: skip graded", "start: read notebooks", "start: references", "start: wait for zygote",
+    "start: cgroups", "start: gradebook open",
     "fork request", "cgroup placement", "job encode", "job write", "read messages",
     "poll and reap", "judge", "autograded notebook", "gradebook", "results file",
     "wait for children",
