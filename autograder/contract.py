@@ -20,11 +20,14 @@ Parent -> child, once, on the job pipe (``encode_job`` / ``decode_job``)::
 
 Child -> parent, one JSON line each (``parse_message``)::
 
-    {"type": "ready"}                                       set up; student code runs next
+    {"type": "ready", "spent": {STEP: seconds}}             set up; student code runs next
     {"type": "cell", "cell": int, "why": LIMIT}            a cell stopped by a limit
     {"type": "cell", "cell": int, "why": "error", "error": NAME}   a cell raised (a builtin's name)
     {"type": "answers", "exercise": str, "cell": int, "answers": [plain, ...]}
-    {"type": "done"}
+    {"type": "done", "spent": {STEP: seconds}}
+
+``spent`` (optional) is how long the child's own steps took (``SETUP_STEPS`` before student
+code, ``RUN_STEPS`` after): a profile only (``gradtutor grade --profile``), never a grade.
 """
 
 from __future__ import annotations
@@ -133,9 +136,17 @@ def decode_job(data: bytes) -> Job:
 
 # --- messages from the child ------------------------------------------------------------------
 
+SETUP_STEPS = ("child: isolate", "child: namespaces", "child: mounts", "child: limits and uid",
+               "child: seccomp", "child: read job")
+RUN_STEPS = ("child: cells", "child: answer re-runs", "child: guard restore")
+MAX_SPENT_SECONDS = 86_400.0
+
+Spent = tuple[tuple[str, float], ...]  # (step, seconds), steps of SETUP_STEPS or RUN_STEPS
+
+
 @dataclass(frozen=True)
 class Ready:
-    pass
+    spent: Spent = ()
 
 
 @dataclass(frozen=True)
@@ -159,7 +170,7 @@ class Answers:
 
 @dataclass(frozen=True)
 class Done:
-    pass
+    spent: Spent = ()
 
 
 Message = Ready | CellStopped | CellFailed | Answers | Done
@@ -191,9 +202,9 @@ def _message(raw: Any, expected: dict[str, int]) -> Message | None:
         return None
     kind = raw.get("type")
     if kind == "ready":
-        return Ready()
+        return Ready(_spent(raw.get("spent"), SETUP_STEPS))
     if kind == "done":
-        return Done()
+        return Done(_spent(raw.get("spent"), RUN_STEPS))
     cell = raw.get("cell")
     if type(cell) is not int or not 0 <= cell < 1_000_000:
         return None
@@ -209,6 +220,15 @@ def _message(raw: Any, expected: dict[str, int]) -> Message | None:
             return None
         return Answers(exercise, cell, tuple(clean_plain(a) for a in answers))
     return None
+
+
+def _spent(value: Any, steps: tuple[str, ...]) -> Spent:
+    """The known steps' times, each a finite number of seconds within bounds; anything else is
+    left out (a profile, never a reason to drop the message)."""
+    if type(value) is not dict or len(value) > len(steps):
+        return ()
+    return tuple((name, float(value[name])) for name in steps
+                 if type(value.get(name)) in (int, float) and 0 <= value[name] <= MAX_SPENT_SECONDS)
 
 
 def _one_of(value: Any, allowed: Iterable[str]) -> bool:

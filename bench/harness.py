@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -89,6 +90,7 @@ class Run:
     peak_mib: float
     returncode: int
     log: str
+    cpu_s: float = 0.0  # CPU time of the whole process tree (user + system): what a busy machine changes least
 
 
 def timed(cmd: list[str], *, cwd: Path | None = None, log: Path | None = None,
@@ -100,12 +102,13 @@ def timed(cmd: list[str], *, cwd: Path | None = None, log: Path | None = None,
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
         with PeakMemory(proc.pid) as mem:
-            proc.wait()
+            _, status, usage = os.wait4(proc.pid, 0)  # its rusage counts every reaped descendant
+            proc.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.perf_counter() - start
     finally:
         if log:
             out.close()
-    return Run(seconds, mem.peak_mib, proc.returncode, str(log or ""))
+    return Run(seconds, mem.peak_mib, proc.returncode, str(log or ""), usage.ru_utime + usage.ru_stime)
 
 
 # ---------------------------------------------------------------- classes on disk
@@ -159,13 +162,27 @@ def nbgrader_autograde(course: Path, logs: Path) -> Run:
         run = timed([str(BIN / "nbgrader"), "autograde", assignment], cwd=course,
                     log=logs / f"nbgrader-{assignment}.log")
         total = Run(total.seconds + run.seconds, max(total.peak_mib, run.peak_mib),
-                    total.returncode or run.returncode, str(logs))
+                    total.returncode or run.returncode, str(logs), total.cpu_s + run.cpu_s)
     return total
 
 
-def gradtutor_grade(course: Path, workers: int, log: Path) -> Run:
-    return timed([str(BIN / "gradtutor"), "grade", str(course), "--workers", str(workers)],
+def gradtutor_grade(course: Path, workers: int, log: Path, *extra: str) -> Run:
+    return timed([str(BIN / "gradtutor"), "grade", str(course), "--workers", str(workers), *extra],
                  log=log)
+
+
+def grade_profile(course: Path) -> dict:
+    """The last ``gradtutor grade --profile`` run's per-step figures (its JSON)."""
+    path = course / "gradtutor" / "grade-profile.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def profile_table(log: Path) -> str:
+    """The profile table ``gradtutor grade --profile`` printed at the end of its log."""
+    text = log.read_text()
+    start = text.rfind("profile: ")
+    end = text.find("Profile saved", start)
+    return text[start:end].rstrip() if start >= 0 else ""
 
 
 def gradtutor_regrade(course: Path, log: Path, *, force: bool, units: Path | None = None) -> Run:

@@ -72,6 +72,10 @@ def _parser() -> argparse.ArgumentParser:
                         "their kernels use (e.g. /opt/gradtutor/student/bin/python on the class "
                         "hub); it must be readable by every user. Default: $GRADTUTOR_STUDENT_PYTHON, "
                         "else the grader's own Python")
+    p.add_argument("--profile", action="store_true",
+                   help="print where the run's time went, step by step (start-up, the parent's "
+                        "work per submission, each child's set-up and cells), and save it to "
+                        "COURSE_DIR/gradtutor/grade-profile.json")
     spread = p.add_mutually_exclusive_group()
     spread.add_argument("--shard", type=_shard, metavar="INDEX/COUNT",
                         help="grade only every COUNT-th student, starting at INDEX (0-based), and "
@@ -82,7 +86,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="grade nothing: write every results file into the gradebook (the "
                              "last step after sharded runs)")
     # imported when the command runs, so that `gradtutor --help` stays instant
-    p.set_defaults(run=_lazy("gradtutor.grading.batch:grade_cli"))
+    p.set_defaults(run=_lazy("gradtutor.grading.launch:grade_cli"))
 
     p = sub.add_parser("regrade", help="judge the stored answers again against the exercise units "
                                        "as they are now (no notebook runs); update the gradebook, "

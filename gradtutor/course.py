@@ -105,6 +105,13 @@ class Course:
         return self.results_dir / assignment / f"{student}.json"
 
     @property
+    def checks_cache(self) -> Path:
+        """Every variant's references of the exercises graded here, kept between runs (the
+        grading variants: the trusted side's alone; the course folder is hidden from the
+        sandbox and this folder is private)."""
+        return self.root / "gradtutor" / "cache" / "checks"
+
+    @property
     def regrades_dir(self) -> Path:
         return self.root / "gradtutor" / "regrades"
 

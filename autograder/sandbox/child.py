@@ -18,6 +18,7 @@ import ctypes
 import os
 import resource
 import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -49,25 +50,45 @@ def run(job_fd: int, answer_fd: int, uid: int, config: SandboxConfig, shell: Any
         guard: Any) -> NoReturn:
     """Grade one submission in this forked process, then ``os._exit``."""
     send = _sender(answer_fd)
+    clock = _Clock()
     try:
         _isolate(job_fd, answer_fd)
+        clock.lap("child: isolate")
         if config.root:
-            _private_mounts(config, uid)
+            _private_mounts(config, uid, clock)
         _limit(config.limits, uid, config.root)
+        clock.lap("child: limits and uid")
         seal.lock_down()
         _scrub_env()
+        clock.lap("child: seccomp")
         job = decode_job(_read_all(job_fd))
         os.close(job_fd)
+        clock.lap("child: read job")
     except BaseException:
         os._exit(EXIT_SETUP_FAILED)
     code = 0
     try:
-        send({"type": "ready"})
-        _run(job, shell, guard, send, config.limits)
-        send({"type": "done"})
+        send({"type": "ready", "spent": clock.spent})
+        spent = {"child: cells": 0.0, "child: answer re-runs": 0.0, "child: guard restore": 0.0}
+        _run(job, shell, guard, send, config.limits, spent)
+        send({"type": "done", "spent": spent})
     except BaseException:
         code = 3
     os._exit(code)
+
+
+class _Clock:
+    """Wall time of each set-up step, for the parent's profile (``gradtutor grade --profile``)."""
+
+    def __init__(self) -> None:
+        self.now = time.perf_counter  # bound now, before any student code
+        self.last = self.now()
+        self.spent: dict[str, float] = {}
+
+    def lap(self, step: str) -> None:
+        now = self.now()
+        self.spent[step] = self.spent.get(step, 0.0) + now - self.last
+        self.last = now
 
 
 def _isolate(job_fd: int, answer_fd: int) -> None:
@@ -95,11 +116,12 @@ def _mount(libc: Any, source: str, target: str, fstype: str | None, flags: int, 
         raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
 
 
-def _private_mounts(config: SandboxConfig, uid: int) -> None:
+def _private_mounts(config: SandboxConfig, uid: int, clock: _Clock) -> None:
     """Namespaces of its own: private scratch space, the trusted side's folders hidden, the
     interpreter's folders bound back in place inside them, everything else read-only."""
     libc = _libc()
     seal.own_namespaces()
+    clock.lap("child: namespaces")
     _mount(libc, "none", "/", None, _MS_REC | _MS_PRIVATE, None)  # nothing propagates back
     keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in config.keep if os.path.isdir(path)}
     inside_keep = [p for p in config.hide if any(_under(p, k) for k in keep)]
@@ -129,6 +151,7 @@ def _private_mounts(config: SandboxConfig, uid: int) -> None:
     seal.mount_mqueue(mount)
     seal.read_only_except(scratch)
     os.chdir("/tmp")
+    clock.lap("child: mounts")
 
 
 def _under(path: str, folder: str) -> bool:
@@ -194,16 +217,23 @@ def _sender(fd: int):
     return send
 
 
-def _run(job: Job, shell: Any, guard: Any, send, limits: Limits) -> None:
+def _run(job: Job, shell: Any, guard: Any, send, limits: Limits, spent: dict[str, float]) -> None:
+    """Run the cells; ``spent`` gets the wall time of cells, answer re-runs and guard restores
+    (a profile only: student code runs in between and could change it)."""
+    now = time.perf_counter
     history: list[str] = [""]
     errors: dict[str, str] = {}  # a failed cell's source -> the exception's class name
     for index, cell in enumerate(job.cells):
+        start = now()
         if cell.exercise is not None:
             guard.restore()
+            restored = now()
             spec = job.specs[cell.exercise]
             answers = read_all(spec, shell.user_ns, history + [cell.source],
                                around=lambda: CellTimers(limits), cell_errors=errors)
             send({"type": "answers", "exercise": cell.exercise, "cell": index, "answers": answers})
+            spent["child: guard restore"] += restored - start
+            spent["child: answer re-runs"] += now() - restored
             continue
         if cell.kind != "code" or not cell.source.strip():
             continue
@@ -214,8 +244,11 @@ def _run(job: Job, shell: Any, guard: Any, send, limits: Limits) -> None:
                 error = _execute(shell, cell.source, parsed)
         except CellTimeout as timeout:
             error = timeout
+        spent["child: cells"] += now() - start
         if error is not None:  # report with the grader's own tools, whatever the cell patched
+            start = now()
             guard.restore()
+            spent["child: guard restore"] += now() - start
             errors[history[-1]] = type(error).__name__
             why = _limit_code(error)
             if why is not None:

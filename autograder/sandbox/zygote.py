@@ -12,6 +12,8 @@ ends every process of that submission, whatever they do.
 Control messages (JSON datagrams on a SOCK_SEQPACKET socket)::
 
     parent -> zygote  {"op": "config", "limits": {...}, "hide": [...], "imports": [...], "root": bool}
+                      {"op": "imports", "imports": [...]}   when the config said "imports": null:
+                                        the parent starts the zygote before it has read the lessons
                       {"op": "fork", "serial": n, "uid": u}   + the child's job and answer pipes
     zygote -> parent  {"op": "ready"}
                       {"op": "forked", "serial": n, "pid": p}  or {"op": "fork_failed", "serial": n}
@@ -69,7 +71,10 @@ def main(control_fd: int) -> None:
     config = SandboxConfig(limits=Limits.from_json(config_msg["limits"]),
                            hide=tuple(str(p) for p in config_msg["hide"]),
                            keep=tuple(str(p) for p in config_msg["keep"]), root=bool(config_msg["root"]))
-    shell = warm_up(config_msg.get("imports", []))
+    imports = config_msg.get("imports", [])
+    shell = warm_up(imports if imports is not None else [])
+    if imports is None:  # sent once the parent has read the lessons, while this warmed up
+        lesson_imports(_imports_message(ctl))
     guard = Snapshot()  # taken once here, inherited by every child
     # children share these objects copy-on-write; a full garbage collection in a child walks
     # them all and copies every page it touches (310 ms per child measured, 14 ms once frozen)
@@ -122,6 +127,21 @@ def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any) -> None:
                 ctl.send(json.dumps({"op": "exited", "pid": pid, "status": status}).encode())
 
 
+def _imports_message(ctl: socket.socket) -> list[str]:
+    message = json.loads(ctl.recv(MAX_CONTROL_BYTES) or b"{}")
+    if message.get("op") != "imports":
+        os._exit(2)  # the parent is gone or out of step: nothing to serve
+    return [str(line) for line in message.get("imports", [])]
+
+
+def lesson_imports(imports: list[str]) -> None:
+    """The lessons' own import lines (never a solution cell's), run once so that children find
+    the modules loaded."""
+    for line in imports:
+        with contextlib.suppress(Exception):
+            exec(compile(line, "<imports>", "exec"), {})
+
+
 def warm_up(imports: list[str]) -> Any:
     """Import what notebooks use, single-threaded, and make the shell children will share."""
     import matplotlib
@@ -140,9 +160,7 @@ def warm_up(imports: list[str]) -> Any:
     from autograder.visual import headless
 
     headless.ENABLED = True  # nobody sees a grading run's figures and widgets: skip drawing them
-    for line in imports:  # the lessons' own import lines (never a solution cell's)
-        with contextlib.suppress(Exception):
-            exec(compile(line, "<imports>", "exec"), {})
+    lesson_imports(imports)
     _exercise_torch()
     config = Config()
     config.HistoryManager.enabled = False  # no SQLite history file per child

@@ -21,14 +21,15 @@ from typing import Any
 
 from tqdm import tqdm
 
-from autograder.contract import CellFailed
 from autograder.sandbox.limits import Limits
 from gradtutor.course import Course, grade_ids
-from gradtutor.grading import forkserver, scoring
+from gradtutor.grading import forkserver
 from gradtutor.grading.forkserver import NEEDS_ROOT
+from gradtutor.grading.profile import OFF, Profile
+from gradtutor.grading.recorder import MAX_BATCH, Recorder
 from gradtutor.grading.submission import Submission, find, lesson_imports, load
 from gradtutor.key import registry
-from gradtutor.key.answer_key import check_for, fingerprint, grader_fingerprint
+from gradtutor.key.answer_key import fingerprint, grader_fingerprint, keep_checks
 from gradtutor.records import gradebook, store
 from gradtutor.records.results import SubmissionResult
 
@@ -37,7 +38,25 @@ Group = tuple[str, str]  # (student, assignment)
 
 def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, csv: Path | None,
               force: bool, shard: tuple[int, int] | None = None, gather: bool = False,
-              limits: Limits | None = None, student_python: Path | None = None) -> int:
+              limits: Limits | None = None, student_python: Path | None = None,
+              profile: bool | Profile = False, sandbox: Any = None) -> int:
+    """``sandbox``: a zygote the caller started already (``gradtutor.grading.launch``), warming
+    up while this module loaded; closed here either way."""
+    with contextlib.ExitStack() as stack:
+        if sandbox is not None:
+            stack.enter_context(sandbox)
+        return _grade_cli(course_dir=course_dir, assignment=assignment, workers=workers, csv=csv,
+                          force=force, shard=shard, gather=gather,
+                          limits=sandbox.limits if sandbox is not None else limits or Limits(),
+                          student_python=student_python, sandbox=sandbox,
+                          prof=profile if isinstance(profile, Profile) else Profile(enabled=profile))
+
+
+def _grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, csv: Path | None,
+               force: bool, shard: tuple[int, int] | None, gather: bool, limits: Limits,
+               student_python: Path | None, sandbox: Any, prof: Profile) -> int:
+    if "start: imports" not in prof.parent:
+        prof.add("start: imports", prof.since_start())
     course = Course.at(course_dir)
     if os.geteuid() != 0 and not gather:
         print(NEEDS_ROOT, file=sys.stderr)
@@ -49,11 +68,12 @@ def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, c
     if gather:
         return _gather(course, assignment, csv)
     try:
-        python = forkserver.interpreter(student_python)
+        python = forkserver.interpreter(student_python) if sandbox is None else None
     except forkserver.SandboxError as e:
         print(f"gradtutor grade: {e}", file=sys.stderr)
         return 2
-    subs = find(course, assignment)
+    with prof.step("start: find submissions"):
+        subs = find(course, assignment)
     groups: dict[Group, list[Submission]] = defaultdict(list)
     for sub in subs:
         groups[(sub.student, sub.assignment)].append(sub)
@@ -62,23 +82,34 @@ def grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, c
         groups = _share(groups, *shard)
         share = (f" in shard {shard[0]}/{shard[1]} ({len({g[0] for g in groups})} students; "
                  "results files only, gather them into the gradebook with --gather)")
-    todo = {g: s for g, s in groups.items() if force or not _up_to_date(course, g, s)}
+    with prof.step("start: skip graded"):
+        todo = {g: s for g, s in groups.items() if force or not _up_to_date(course, g, s)}
     print(f"{len(groups)} submission(s) found{share}, {len(groups) - len(todo)} already graded, "
           f"{len(todo)} to grade with {workers} worker(s).", file=sys.stderr)
-    stale = stale_units(store.load_results(course, assignment),
-                        {g for g in groups if g not in todo})
+    with prof.step("start: skip graded"):
+        graded = {g for g in groups if g not in todo}
+        stored = store.load_results(course, assignment)
+        # their fingerprints need the references: read back, as the grading below does
+        prof.count("references computed", len(keep_checks(course.checks_cache, _exercises(stored, graded))))
+        stale = stale_units(stored, graded)
     if stale:
         print(stale_message(course.root, stale), file=sys.stderr)
     started = time.monotonic()
-    not_graded = _grade(course, todo, workers=workers, limits=limits or Limits(),
-                        to_gradebook=shard is None, python=python) if todo else {}
+    not_graded = _grade(course, todo, workers=workers, limits=limits, to_gradebook=shard is None,
+                        python=python, profile=prof, sandbox=sandbox) if todo else {}
     results = store.load_results(course, assignment)
     if shard is not None:
         results = [r for r in results if (r.student, r.assignment) in groups]
     if csv is not None:
         store.write_csv(csv, store.reconcile(course, results))
     _summary(results, todo, time.monotonic() - started, csv, not_graded)
+    if prof.enabled:
+        prof.finish(len(todo))
+        print(prof.table(), file=sys.stderr)
+        prof.save(course.root / "gradtutor" / "grade-profile.json")
+        print(f"Profile saved to {course.root / 'gradtutor' / 'grade-profile.json'}.", file=sys.stderr)
     return 1 if not_graded else 0
+
 
 
 def stale_units(results: list[SubmissionResult], graded: set[Group]) -> dict[str, set[Group]]:
@@ -96,6 +127,12 @@ def stale_units(results: list[SubmissionResult], graded: set[Group]) -> dict[str
             if e.id in known and e.unit is not None and e.unit != fingerprint(e.id)[0]:
                 out[e.id].add(group)
     return dict(out)
+
+
+def _exercises(results: list[SubmissionResult], groups: set[Group]) -> set[str]:
+    known = set(registry.ids())
+    return {e.id for r in results if (r.student, r.assignment) in groups for e in r.exercises
+            if e.id in known}
 
 
 JUDGING_CODE = "(the judging code)"
@@ -127,12 +164,19 @@ def _gather(course: Course, assignment: list[str] | None, csv: Path | None) -> i
     results = store.load_results(course, assignment)
     sources = {a: course.source_notebooks(a) for a in {r.assignment for r in results}}
     late = gradebook.LatePenalties(course)
-    with gradebook.open_gradebook(course) as gb:
-        for result in tqdm(results, unit="student", desc="gathering", file=sys.stderr,
-                           dynamic_ncols=True):
-            names = course.submitted_notebooks(result.student, result.assignment)
-            store.save_grades(gb, course, result, grade_ids(sources[result.assignment], names), late)
-            store.write_result(course, result)
+    with gradebook.open_gradebook(course) as gb, \
+            tqdm(total=len(results), unit="student", desc="gathering", file=sys.stderr,
+                 dynamic_ncols=True) as bar:
+        for start in range(0, len(results), MAX_BATCH):  # one transaction per batch, as grading
+            batch = results[start:start + MAX_BATCH]
+            with gradebook.one_transaction(gb):
+                for result in batch:
+                    names = course.submitted_notebooks(result.student, result.assignment)
+                    store.save_grades(gb, course, result, grade_ids(sources[result.assignment], names),
+                                      late)
+            for result in batch:  # the lateness found, after the commit
+                store.write_result(course, result)
+            bar.update(len(batch))
     if csv is not None:
         store.write_csv(csv, store.reconcile(course, results))
     print(f"Gathered {len(results)} result(s) into {course.gradebook}."
@@ -183,105 +227,75 @@ def _mtime(path: Path) -> float:
 
 def _grade(course: Course, todo: dict[Group, list[Submission]], *, workers: int,
            limits: Limits, to_gradebook: bool = True,
-           python: forkserver.Interpreter | None = None) -> dict[Group, str]:
+           python: forkserver.Interpreter | None = None, profile: Profile = OFF,
+           sandbox: Any = None) -> dict[Group, str]:
     """Grade ``todo``; return the groups left not graded, with the grader's reason."""
-    sources = {a: course.source_notebooks(a) for a in {g[1] for g in todo}}
-    try:  # the zygote warms up in its own process while this one reads and prepares
-        sandbox = forkserver.Sandbox(limits=limits, course_dir=course.root, imports=lesson_imports(sources),
-                                     python=python)
-    except (OSError, forkserver.SandboxError) as e:
-        return dict.fromkeys(todo, f"the grading sandbox could not start ({e})")
+    if sandbox is None:
+        with profile.step("start: zygote spawned"):
+            try:  # the zygote warms up in its own process while this one reads and prepares
+                sandbox = forkserver.Sandbox(limits=limits, course_dir=course.root, imports=None,
+                                             python=python, profile=profile)
+            except (OSError, forkserver.SandboxError) as e:
+                return dict.fromkeys(todo, f"the grading sandbox could not start ({e})")
+        profile.mark("zygote spawned")
     with sandbox:
-        loaded = {s: load(course, s, sources[s.assignment][s.notebook]) for subs in todo.values()
-                  for s in subs}
-        _warm_references({e for _, job, _ in loaded.values() if job is not None for e in job.specs})
+        with profile.step("start: read notebooks"):
+            sources = {a: course.source_notebooks(a) for a in {g[1] for g in todo}}
+            sandbox.send_imports(lesson_imports(sources))
+            loaded = {s: load(course, s, sources[s.assignment][s.notebook]) for subs in todo.values()
+                      for s in subs}
+        with profile.step("start: references"):
+            computed = keep_checks(course.checks_cache,
+                                   {e for _, job, _ in loaded.values() if job is not None for e in job.specs})
+        profile.mark("references ready")
+        profile.count("references computed", len(computed))
         return _run_batch(course, todo, sandbox, sources, loaded, workers=workers, limits=limits,
-                          to_gradebook=to_gradebook)
-
-
-def _warm_references(exercise_ids: set[str]) -> None:
-    """Every variant's reference of these exercises, computed now (the parent judges with them)."""
-    for exercise_id in sorted(exercise_ids):
-        check_for(exercise_id)
+                          to_gradebook=to_gradebook, profile=profile)
 
 
 def _run_batch(course: Course, todo: dict[Group, list[Submission]], sandbox: Any,
-               sources: dict, loaded: dict, *, workers: int, limits: Limits, to_gradebook: bool
-               ) -> dict[Group, str]:
+               sources: dict, loaded: dict, *, workers: int, limits: Limits, to_gradebook: bool,
+               profile: Profile = OFF) -> dict[Group, str]:
+    """Run the children; each student's finished assignment goes to the recorder's thread,
+    which judges and stores it while the next children run."""
     outcomes: dict[Group, list[tuple[Submission, Any]]] = defaultdict(list)
-    not_graded: dict[Group, str] = {}
-    finished: set[Group] = set()
-    tqdm.monitor_interval = 0  # no monitor thread in a process that forks
-    book = gradebook.open_gradebook(course) if to_gradebook \
-        else contextlib.nullcontext()  # a shard leaves the gradebook to --gather
-    late = gradebook.LatePenalties(course) if to_gradebook else None
-    with book as gb, \
-            tqdm(total=len(todo), unit="student", desc="grading", file=sys.stderr,
-                 dynamic_ncols=True) as bar:
+    queued: set[Group] = set()
+    tqdm.monitor_interval = 0  # no monitor thread: the recorder's is the only other one
+    with tqdm(total=len(todo), unit="student", desc="grading", file=sys.stderr,
+              dynamic_ncols=True) as bar:
 
-        def record(sub: Submission, outcome: Any) -> None:
-            group = (sub.student, sub.assignment)
-            outcomes[group].append((sub, outcome))
-            if len(outcomes[group]) < len(todo[group]):
-                return
-            try:
-                why = _finish(course, gb, group, outcomes.pop(group), sources[group[1]],
-                              loaded, limits, late)
-            except Exception as e:  # the grader's failure, not the student's: retry next run
-                why = f"the grader failed while scoring or storing it ({type(e).__name__}: {str(e)[:200]})"
-            if why:
-                not_graded[group] = why
-            finished.add(group)
+        def stored(group: Group) -> None:
+            profile.mark("first result stored")
             bar.update(1)
 
-        jobs = []
-        for sub, (_, job, _) in loaded.items():
-            if job is None:  # unreadable: the student's problem, scored without running anything
-                record(sub, None)
-            else:
-                jobs.append((sub, job))
-        if jobs:
-            try:
-                sandbox.grade_all(jobs, workers=workers, on_done=lambda o: record(o.key, o))
-            except forkserver.SandboxError as e:  # nothing after this point was the students'
-                for group in set(todo) - finished:
-                    not_graded[group] = str(e)
+        recorder = Recorder(course, sources, loaded, limits, to_gradebook=to_gradebook,
+                            profile=profile, on_stored=stored)
+        try:
+            def record(sub: Submission, outcome: Any) -> None:
+                group = (sub.student, sub.assignment)
+                outcomes[group].append((sub, outcome))
+                if len(outcomes[group]) == len(todo[group]):
+                    queued.add(group)
+                    recorder.put(group, outcomes.pop(group))
+
+            jobs = []
+            for sub, (_, job, _) in loaded.items():
+                if job is None:  # unreadable: the student's problem, scored without running anything
+                    record(sub, None)
+                else:
+                    jobs.append((sub, job))
+            sandbox_failed = ""
+            if jobs:
+                try:
+                    sandbox.grade_all(jobs, workers=workers, on_done=lambda o: record(o.key, o))
+                except forkserver.SandboxError as e:  # nothing after this point was the students'
+                    sandbox_failed = str(e)
+        finally:
+            not_graded = recorder.close()  # everything finished is stored, even on the way out
+    if sandbox_failed:
+        for group in set(todo) - queued:
+            not_graded[group] = sandbox_failed
     return not_graded
-
-
-def _finish(course: Course, gb: Any, group: Group, done: list[tuple[Submission, Any]],
-            sources: dict[str, Any], loaded: dict, limits: Limits, late: Any) -> str:
-    """Score one student's assignment and store it: gradebook first, results file last.
-    Returns why it was not graded ("" when it was)."""
-    ungraded = [o.not_graded for _, o in done if o is not None and o.not_graded]
-    if ungraded:
-        return ungraded[0]
-    parts = []
-    for sub, outcome in sorted(done, key=lambda d: d[0].notebook):
-        source = sources[sub.notebook]
-        cells, _, unreadable = loaded[sub]
-        part = scoring.result(outcome, source, limits, unreadable=unreadable)
-        parts.append(part)
-        if cells is not None:
-            errors = {m.cell: m.error for m in outcome.messages if isinstance(m, CellFailed)} \
-                if outcome is not None else {}
-            store.write_autograded(course, sub, store.autograded_notebook(cells, source, part, errors))
-    result = SubmissionResult(
-        student=group[0], assignment=group[1],
-        status="failed" if any(p.status == "failed" for p in parts) else "graded",
-        reason="; ".join(p.reason for p in parts if p.reason),
-        score=round(sum(p.score for p in parts), 6),
-        max_score=round(sum(p.max_score for p in parts), 6),
-        graded_at=store.now_iso(),
-        duration_s=round(sum(p.duration_s or 0.0 for p in parts), 3),
-        exercises=[e for p in parts for e in p.exercises],
-        grader=grader_fingerprint(),
-    )
-    if gb is not None:  # a shard leaves the gradebook (and the late penalty) to --gather
-        notebooks = grade_ids(sources, {s.notebook for s, _ in done})
-        store.save_grades(gb, course, result, notebooks, late)
-    store.write_result(course, result)
-    return ""
 
 
 def _summary(results: list[SubmissionResult], todo: dict, seconds: float, csv: Path | None,

@@ -39,6 +39,7 @@ from autograder.contract import MALFORMED, Done, Job, Message, Ready, encode_job
 from autograder.sandbox.limits import UIDS_PER_BATCH, Limits, describe, uid_block
 from gradtutor.grading import cgroups
 from gradtutor.grading.outcome import Outcome
+from gradtutor.grading.profile import OFF, Profile
 
 NEEDS_ROOT = ("gradtutor grade needs root, to run each submission as its own user in its own mount "
               "namespace: run it with sudo, as root in a container (docs/grading.md), or with rootless "
@@ -148,6 +149,7 @@ class _Running:
     status: int | None = None
     done: bool = False
     group: cgroups.Group | None = None  # its cgroup, when the host gives the grader cgroups
+    ready_at: float | None = None  # when its "ready" arrived (the profile's set-up time)
 
 
 # what the zygote's copy of the runtime leaves out: caches, build state, the check data (the
@@ -194,9 +196,12 @@ def hidden_paths(course_dir: Path | None, python: Interpreter | None = None) -> 
 class Sandbox:
     """The zygote, and the children forked from it, ``workers`` at a time."""
 
-    def __init__(self, *, limits: Limits, course_dir: Path | None, imports: Iterable[str] = (),
-                 python: Interpreter | None = None) -> None:
+    def __init__(self, *, limits: Limits, course_dir: Path | None, imports: Iterable[str] | None = (),
+                 python: Interpreter | None = None, profile: Profile = OFF) -> None:
+        """Start the zygote. ``imports=None``: the lessons' import lines follow
+        (``send_imports``), so the zygote starts warming up before the caller has read them."""
         python = python or Interpreter.current()
+        self.profile = profile
         self.limits = limits
         self.root = os.geteuid() == 0
         self.serial = 0
@@ -217,13 +222,22 @@ class Sandbox:
         self.groups: cgroups.Groups | None = None
         hide, keep = hidden_paths(course_dir, python)
         self._send({"op": "config", "limits": limits.to_json(), "root": self.root, "hide": hide,
-                    "keep": keep, "imports": sorted(set(imports))})
+                    "keep": keep, "imports": None if imports is None else sorted(set(imports))})
         self.ready = False
+        self.imports_sent = imports is not None
+
+    def send_imports(self, imports: Iterable[str]) -> None:
+        """The lessons' import lines, for a zygote started with ``imports=None``."""
+        if not self.imports_sent:
+            self._send({"op": "imports", "imports": sorted(set(imports))})
+            self.imports_sent = True
 
     def wait_ready(self) -> None:
         """The zygote warms up while the caller does its own work; wait for it here."""
         if not self.ready:
-            self._await(lambda m: m.get("op") == "ready", ZYGOTE_START_SECONDS, "start")
+            self.send_imports(())  # none were sent: the zygote must not wait for them
+            with self.profile.step("start: wait for zygote"):
+                self._await(lambda m: m.get("op") == "ready", ZYGOTE_START_SECONDS, "start")
             self.ready = True
 
     # --- control channel ---
@@ -269,6 +283,8 @@ class Sandbox:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.ctl.close()
+        if not self.ready:  # still warming up (nothing to grade after all): it forked nothing
+            self.process.kill()
         with contextlib.suppress(Exception):
             self.process.wait(timeout=10)
         if self.process.poll() is None:
@@ -292,13 +308,15 @@ class Sandbox:
         now = time.monotonic()
         expected = {eid: len(spec.setups) for eid, spec in job.specs.items()}
         run = _Running(serial, uid, ans_r, Outcome(key), expected, now + self.limits.notebook_seconds, now)
-        try:
-            self._send({"op": "fork", "serial": serial, "uid": uid}, [job_r, ans_w])
-        finally:
-            os.close(job_r)
-            os.close(ans_w)
-        self._await(lambda m: m.get("serial") == serial and m.get("op") in ("forked", "fork_failed"),
-                    30, "fork a child")
+        self.profile.mark("first fork requested")
+        with self.profile.step("fork request"):
+            try:
+                self._send({"op": "fork", "serial": serial, "uid": uid}, [job_r, ans_w])
+            finally:
+                os.close(job_r)
+                os.close(ans_w)
+            self._await(lambda m: m.get("serial") == serial and m.get("op") in ("forked", "fork_failed"),
+                        30, "fork a child")
         run.pid = self.forked.pop(serial)
         if run.pid is None:
             run.outcome.not_graded = "the sandbox could not fork a child for it"
@@ -308,7 +326,10 @@ class Sandbox:
             if self.root:
                 with contextlib.suppress(OSError):  # gone already: so is its namespace
                     run.pidfd = os.pidfd_open(run.pid)
-            written = _write_all(job_w, encode_job(job), JOB_WRITE_SECONDS)
+            with self.profile.step("job encode"):
+                data = encode_job(job)
+            with self.profile.step("job write"):
+                written = _write_all(job_w, data, JOB_WRITE_SECONDS)
             if written is not None:
                 run.outcome.not_graded = f"the sandbox child {written} before it was set up"
                 self._kill(run)
@@ -321,7 +342,8 @@ class Sandbox:
         """Run every job in its own child, ``workers`` at a time; ``on_done`` gets each outcome."""
         self.wait_ready()
         if self.groups is None:
-            self.groups, note = cgroups.open_groups(self.limits, workers, root=self.root)
+            with self.profile.step("start: cgroups"):
+                self.groups, note = cgroups.open_groups(self.limits, workers, root=self.root)
             if note:
                 print(note, file=sys.stderr)
         pending = list(jobs)[::-1]
@@ -343,19 +365,24 @@ class Sandbox:
         try:
             while pending or running:
                 finished = fill()
-                for key, _ in sel.select(timeout=0.02):
-                    _read(running[key.fd], sel)
-                with contextlib.suppress(OSError):
+                with self.profile.step("wait for children"):
+                    ready = sel.select(timeout=0.02)
+                with self.profile.step("read messages"):
+                    for key, _ in ready:
+                        _read(running[key.fd], sel)
+                with self.profile.step("poll and reap"), contextlib.suppress(OSError):
                     while self._receive(0) is not None:
                         pass
                 for run in list(running.values()):
-                    self._poll(run, sel)
+                    with self.profile.step("poll and reap"):
+                        self._poll(run, sel)
                     if run.eof and run.status is not None:
                         del running[run.rfd]
                         os.close(run.rfd)
                         _close_pidfd(run)
                         self.exited.pop(run.pid, None)
                         run.outcome.duration_s = time.monotonic() - run.started
+                        self._profile_child(run)
                         if not run.outcome.started and not run.outcome.not_graded:
                             run.outcome.not_graded = ("the sandbox child stopped before it was set up "
                                                       f"({_exit_reason(run.status) or 'no reason'})")
@@ -372,6 +399,18 @@ class Sandbox:
             if self.groups is not None:
                 self.groups.close()
                 self.groups = None
+
+    def _profile_child(self, run: _Running) -> None:
+        """The child's own steps, as it reported them, and the parent's view of its set-up."""
+        if not self.profile.enabled:
+            return
+        for kind in (Ready, Done):  # the first of each: a child may send more
+            first = next((m for m in run.outcome.messages if isinstance(m, kind)), None)
+            if first is not None:
+                self.profile.add_child(first.spent)
+        if run.ready_at is not None:
+            self.profile.add("child: fork to ready (parent's view)", run.ready_at - run.started, child=True)
+        self.profile.add("child: fork to end (parent's view)", time.monotonic() - run.started, child=True)
 
     def _poll(self, run: _Running, sel: selectors.BaseSelector) -> None:
         if run.done and run.status is None:
@@ -419,6 +458,10 @@ class Sandbox:
         """The child in a group of its own, before it reads its job (no student code yet)."""
         if self.groups is None or run.pid is None:
             return True
+        with self.profile.step("cgroup placement"):
+            return self._join(run)
+
+    def _join(self, run: _Running) -> bool:
         try:
             run.group = self.groups.create(f"s{run.serial}")
             run.group.join(run.pid)
@@ -473,6 +516,8 @@ def _read(run: _Running, sel: selectors.BaseSelector) -> None:
             continue  # only the first counts
         if not run.outcome.started and not isinstance(message, Ready):
             continue  # nothing counts before the child says it is set up
+        if isinstance(message, Ready):
+            run.ready_at = time.monotonic()
         run.outcome.messages.append(message)
         run.done = run.done or isinstance(message, Done)
     if len(run.buffer) > 2 * 2**20:

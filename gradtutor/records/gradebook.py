@@ -2,8 +2,9 @@
 
 Writes go through nbgrader's own API (``nbgrader.api.Gradebook``), whose
 ``update_or_create_*`` calls commit on their own: a submission's rows take up to four commits
-(student, submission, scores, late penalty). A kill between them leaves a submission whose
-results file is not written yet, so the next run grades it again and overwrites those rows
+(student, submission, scores, late penalty); a grading run makes one transaction of many
+submissions (``one_transaction``). A kill before the commit leaves submissions whose results
+files are not written yet, so the next run grades them again and overwrites those rows
 (``tests/test_hostile.py::test_sigkill_at_random_moments_loses_nothing``).
 
 Reads are plain SQL, in one query each: opening nbgrader's ``Gradebook`` writes (it creates
@@ -262,6 +263,24 @@ def save_grades(gb: Any, course: Course, student: str, assignment: str,
     lateness = (late or LatePenalties(course)).apply(gb, submission)
     gb.db.commit()
     return {**lateness, "manual_grades": kept}
+
+
+@contextmanager
+def one_transaction(gb: Any) -> Iterator[None]:
+    """The block's writes as one transaction: nbgrader's ``update_or_create_*`` (and
+    ``save_grades``) commit on their own, several times a submission; inside the block their
+    commits only flush, the block commits once at its end, and anything that fails in it rolls
+    the whole block back (nothing of it is stored)."""
+    session = gb.db  # nbgrader's scoped session: this thread's
+    session.commit = session.flush
+    try:
+        yield
+    except BaseException:
+        del session.commit
+        session.rollback()
+        raise
+    del session.commit
+    session.commit()
 
 
 def add_students(course: Course, people: dict[str, Student]) -> None:

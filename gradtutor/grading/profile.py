@@ -1,0 +1,145 @@
+"""Trusted side: where a grading run's time goes, step by step (``gradtutor grade --profile``).
+
+The parent times its own steps (wall clock and its own CPU time); each child reports the wall
+time of its steps in its ``ready`` and ``done`` messages (``autograder.contract``: a fixed set of
+names, bounded numbers). A child's figures are only a profile: student code could misreport the
+ones after ``ready``, and nothing but this table ever reads them. The table says, per step, how
+often it ran, its total and its cost per submission, and how busy the parent was: a parent busy
+most of the wall clock sets the pace, whatever the workers could do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Step:
+    count: int = 0
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+
+
+# the parent's steps, in the order a submission meets them (a step not listed sorts last)
+PARENT_ORDER = (
+    "start: imports", "start: zygote spawned", "start: judge's imports", "start: find submissions",
+    "start: skip graded", "start: read notebooks", "start: references", "start: wait for zygote",
+    "start: cgroups", "start: gradebook open",
+    "fork request", "cgroup placement", "job encode", "job write", "read messages",
+    "poll and reap", "judge", "autograded notebook", "gradebook", "results file",
+    "wait for children",
+)
+
+
+def _process_age() -> float:
+    """Seconds since this process started (from /proc: the interpreter's own start-up counts)."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+@dataclass
+class Profile:
+    """Per-step totals of one run; ``enabled=False`` makes every call nearly free."""
+
+    enabled: bool = False
+    parent: dict[str, Step] = field(default_factory=dict)
+    child: dict[str, Step] = field(default_factory=dict)
+    marks: dict[str, float] = field(default_factory=dict)  # seconds since the process started
+    counts: dict[str, int] = field(default_factory=dict)  # events worth counting (e.g. references computed)
+    submissions: int = 0
+    wall_s: float = 0.0
+    _origin: float = 0.0  # perf_counter() at process start
+
+    def __post_init__(self) -> None:
+        self._origin = time.perf_counter() - _process_age()
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        if not self.enabled:
+            yield
+            return
+        wall, cpu = time.perf_counter(), time.thread_time()
+        try:
+            yield
+        finally:
+            self.add(name, time.perf_counter() - wall, time.thread_time() - cpu)
+
+    def add(self, name: str, wall_s: float, cpu_s: float = 0.0, *, child: bool = False) -> None:
+        if not self.enabled:
+            return
+        step = (self.child if child else self.parent).setdefault(name, Step())
+        step.count += 1
+        step.wall_s += wall_s
+        step.cpu_s += cpu_s
+
+    def add_child(self, spent: tuple[tuple[str, float], ...]) -> None:
+        for name, seconds in spent:
+            self.add(name, seconds, child=True)
+
+    def count(self, name: str, n: int = 1) -> None:
+        if self.enabled:
+            self.counts[name] = self.counts.get(name, 0) + n
+
+    def since_start(self) -> float:
+        """Seconds since the process started (the interpreter and the imports included)."""
+        return time.perf_counter() - self._origin
+
+    def mark(self, name: str) -> None:
+        """The first time the run reaches ``name``, in seconds since the process started."""
+        if self.enabled and name not in self.marks:
+            self.marks[name] = self.since_start()
+
+    def finish(self, submissions: int) -> None:
+        self.submissions = submissions
+        self.wall_s = self.since_start()
+
+    def to_json(self) -> dict:
+        def steps(table: dict[str, Step]) -> dict:
+            return {k: {"count": s.count, "wall_s": round(s.wall_s, 6), "cpu_s": round(s.cpu_s, 6)}
+                    for k, s in table.items()}
+
+        return {"submissions": self.submissions, "wall_s": round(self.wall_s, 3),
+                "marks_s": {k: round(v, 3) for k, v in self.marks.items()}, "counts": self.counts,
+                "parent": steps(self.parent), "child": steps(self.child)}
+
+    def table(self) -> str:
+        n = max(self.submissions, 1)
+        waiting = self.parent.get("wait for children", Step()).wall_s
+        cpu = sum(s.cpu_s for s in self.parent.values())
+        lines = [f"profile: {self.submissions} submission(s), {self.wall_s:.2f} s from process start"]
+        lines += [f"  {name}: {at:.2f} s" for name, at in self.marks.items()]
+        lines += [f"  {name}: {n}" for name, n in self.counts.items()]
+        lines.append(f"  {'parent step':<24} {'count':>6} {'total s':>8} {'ms/sub':>8} {'cpu ms/sub':>10}")
+        for name in sorted(self.parent, key=_order):
+            s = self.parent[name]
+            lines.append(f"  {name:<24} {s.count:>6} {s.wall_s:>8.2f} {1e3 * s.wall_s / n:>8.1f} "
+                         f"{1e3 * s.cpu_s / n:>10.1f}")
+        lines.append(f"  the parent's steps used {cpu:.2f} s of CPU in {self.wall_s:.2f} s (the grading "
+                     f"loop and the recorder's thread overlap); the loop waited for children "
+                     f"{waiting:.2f} s")
+        if self.child:
+            lines.append(f"  {'child step (its report)':<24} {'count':>6} {'total s':>8} {'ms/sub':>8}")
+            for name, s in self.child.items():
+                lines.append(f"  {name:<24} {s.count:>6} {s.wall_s:>8.2f} {1e3 * s.wall_s / n:>8.1f}")
+        return "\n".join(lines)
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), indent=1))
+
+
+def _order(name: str) -> tuple[int, str]:
+    return (PARENT_ORDER.index(name) if name in PARENT_ORDER else len(PARENT_ORDER), name)
+
+
+OFF = Profile()  # the default: nothing recorded

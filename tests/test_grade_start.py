@@ -1,0 +1,142 @@
+"""`gradtutor grade` starts fast and keeps its parent out of the way (issue #28, items 2 and 3).
+
+Behaviour only, never time: the references are computed once per version of the code and read
+back after (`keep_checks`, kept in the course folder, private); the zygote is started before
+the parent loads the references; the recorder's gradebook transaction is all or nothing; the
+child's profile figures are read like any other message from the sandbox; the judge's fast
+comparison of small tensors gives torch's verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+import torch
+from hostile import kit
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from nbgrader.api import Gradebook
+
+from autograder import kinds
+from autograder.checkdata import to_json
+from autograder.contract import Done, Ready, parse_message
+from gradtutor.key import answer_key, registry
+from gradtutor.records import gradebook
+
+GRADTUTOR = str(Path(sys.executable).parent / "gradtutor")
+FIRST = registry.chapters()[0].exercise_ids()[0]
+
+
+def test_checks_are_computed_once_then_read_back(tmp_path: Path, monkeypatch) -> None:
+    folder = tmp_path / "checks"
+    monkeypatch.setattr(answer_key, "_KEPT", {})
+    assert answer_key.keep_checks(folder, [FIRST]) == [FIRST]
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700  # grading variants: the grader's alone
+    (stored,) = folder.glob(f"{FIRST}-*.json")
+    computed = to_json(answer_key.check_for(FIRST))
+
+    monkeypatch.setattr(answer_key, "_KEPT", {})  # a new run of the same code
+    assert answer_key.keep_checks(folder, [FIRST]) == []
+    assert to_json(answer_key._KEPT[FIRST]) == computed
+
+    stored.write_text('{"id": "' + FIRST + '", "not": "a check"}')  # damaged: computed again
+    monkeypatch.setattr(answer_key, "_KEPT", {})
+    assert answer_key.keep_checks(folder, [FIRST]) == [FIRST]
+    assert to_json(answer_key._KEPT[FIRST]) == computed
+
+
+def test_one_transaction_stores_all_or_nothing(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # alembic
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+        with gradebook.one_transaction(gb):
+            gb.update_or_create_student("ann")  # nbgrader commits inside: only a flush here
+            gb.update_or_create_student("bob")
+        with pytest.raises(RuntimeError), gradebook.one_transaction(gb):
+            gb.update_or_create_student("cid")
+            raise RuntimeError("the grader failed mid-batch")
+        gb.update_or_create_student("dan")  # commits as nbgrader's own again
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+        assert sorted(s.id for s in gb.students) == ["ann", "bob", "dan"]
+
+
+def test_a_childs_profile_figures_are_bounded_and_named() -> None:
+    line = json.dumps({"type": "ready", "spent": {"child: mounts": 0.004, "child: isolate": 1e300,
+                                                  "rm -rf": 1.0, "child: seccomp": "fast"}})
+    assert parse_message(line.encode(), {}) == Ready((("child: mounts", 0.004),))
+    assert parse_message(b'{"type": "done", "spent": [1, 2]}', {}) == Done(())
+    assert parse_message(b'{"type": "done", "spent": {"child: cells": -1}}', {}) == Done(())
+
+
+def _course() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="gradtutor-start-"))
+    root.chmod(0o755)
+    course = root / "course"
+    chapter = kit.first_chapter()
+    released = kit.make_course(course, chapter)
+    for student in ("ann", "bob"):
+        kit.submit(course, student, chapter, kit.answered(released, kit.solution))
+    return course
+
+
+def _grade(course: Path, *extra: str) -> dict:
+    done = subprocess.run([GRADTUTOR, "grade", str(course), "--workers", "2", "--profile", *extra],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "references computed" in done.stderr and "child: cells" in done.stderr  # the table
+    return json.loads((course / "gradtutor" / "grade-profile.json").read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="gradtutor grade needs root")
+def test_second_run_computes_no_reference_and_the_zygote_starts_first() -> None:
+    course = _course()
+    first = _grade(course)
+    exercises = len(kit.exercises_of(kit.released(course, kit.first_chapter())))
+    assert first["counts"]["references computed"] == exercises
+    kept = course / "gradtutor" / "cache" / "checks"
+    assert len(list(kept.glob("*.json"))) == exercises
+    # the zygote was started before this process loaded torch and the references
+    marks = first["marks_s"]
+    assert marks["zygote spawned"] < marks["references ready"] < marks["first fork requested"]
+    results = {p.name: json.loads(p.read_text())["score"]
+               for p in (course / "gradtutor" / "results").glob("*/*.json")}
+
+    again = _grade(course, "--force")
+    assert again["counts"]["references computed"] == 0
+    assert {p.name: json.loads(p.read_text())["score"]
+            for p in (course / "gradtutor" / "results").glob("*/*.json")} == results
+    assert again["submissions"] == 2 and again["child"]["child: cells"]["count"] == 2
+
+
+def _torch_close(a, b, rtol: float, atol: float) -> bool:
+    """``numbers_close`` as torch computes it (the path for large tensors)."""
+    nan_a, nan_b = torch.isnan(a), torch.isnan(b)
+    inf_a, inf_b = torch.isinf(a), torch.isinf(b)
+    if not torch.equal(nan_a, nan_b) or not torch.equal(inf_a, inf_b) or \
+            not torch.equal(a[inf_a], b[inf_b]):
+        return False
+    finite = ~(nan_a | inf_a)
+    return bool(torch.all(torch.abs(a[finite] - b[finite]) <= atol + rtol * torch.abs(b[finite])))
+
+
+_numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64),
+                     st.sampled_from([0.0, -0.0, 1.0, 1.0 + 1e-4, 1.0 - 1e-6, 1e-6, -1e-6, 2.0000001]))
+
+
+@given(pairs=st.lists(st.tuples(_numbers, _numbers), min_size=1, max_size=kinds.SMALL),
+       rtol=st.sampled_from([1e-4, 1e-6, 2.5, 0.0]), atol=st.sampled_from([1e-6, 1e-8, 0.0, 0.5]),
+       same=st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_small_tensors_compare_in_python_as_torch_does(pairs, rtol, atol, same) -> None:
+    """The judge compares up to SMALL float64 numbers in Python (a torch call costs more than
+    the comparison): the verdict must be torch's, bit for bit, NaN and infinities included."""
+    a = torch.tensor([x for x, _ in pairs], dtype=torch.float64)
+    b = a.clone() if same else torch.tensor([y for _, y in pairs], dtype=torch.float64)
+    assert kinds.numbers_close(a, b, rtol, atol) == _torch_close(a, b, rtol, atol)
