@@ -53,8 +53,7 @@ entry of row $i$ of `a + b`.
 By hand: set `grad_a` to $\partial L / \partial a$, an expression of `W` (torch arithmetic,
 no autograd). What shape must it have?
 """,
-    setup="""import torch
-a = torch.tensor({{a}}, dtype=torch.float64)
+    setup="""a = torch.tensor({{a}}, dtype=torch.float64)
 b = torch.tensor({{b}}, dtype=torch.float64)
 W = torch.tensor({{W}}, dtype=torch.float64)""",
     answer="grad_a",

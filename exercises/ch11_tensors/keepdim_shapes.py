@@ -29,7 +29,7 @@ EXERCISE = Exercise(
 three whole numbers (an expression of `shape` and `axis`, or read from torch once you have
 predicted).
 """,
-    setup="shape, axis = {{shape}}, {{axis}}\nimport torch",
+    setup="shape, axis = {{shape}}, {{axis}}",
     answer="kept",
     solution="kept = [1 if i == axis else n for i, n in enumerate(shape)]",
     by_hand=True,

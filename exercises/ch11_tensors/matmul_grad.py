@@ -53,8 +53,7 @@ By hand: set `dA` to $\partial L / \partial A$, an expression of `A`, `B` and `G
 arithmetic, no autograd). Start from one entry, $\partial L / \partial A_{ij} = \sum_k G_{ik}
 B_{jk}$, then read it as a matrix product; the shapes tell you where the transpose goes.
 """,
-    setup="""import torch
-A = torch.tensor({{A}}, dtype=torch.float64)
+    setup="""A = torch.tensor({{A}}, dtype=torch.float64)
 B = torch.tensor({{B}}, dtype=torch.float64)
 G = torch.tensor({{G}}, dtype=torch.float64)""",
     answer="dA",
@@ -65,8 +64,8 @@ G = torch.tensor({{G}}, dtype=torch.float64)""",
             "B": [[1.0, -1.0], [0.5, 2.0], [-1.5, 0.0], [1.0, 1.0]],
             "G": [[1.0, 0.5], [-1.0, 2.0], [0.5, -0.5]]},
     hidden=({"A": [[0.5, 1.0, 1.5, -2.0], [1.0, 0.0, -1.0, 0.5], [-0.5, 2.0, 1.0, 0.0]],
-             "B": [[2.0, 0.5], [-1.0, 1.0], [0.0, -1.5], [1.5, 0.5]],
-             "G": [[0.25, -1.0], [2.0, 1.0], [-0.5, 1.5]]},),
+             "B": [[2.13, 0.58], [-1.07, 1.21], [0.04, -1.53], [1.46, 0.52]],
+             "G": [[0.37, -1.12], [2.05, 0.83], [-0.61, 1.49]]},),
     draw=draw,
     reference=reference,
     analytic=analytic,
