@@ -118,17 +118,11 @@ def _differs(ex, ref, slip: str) -> bool:
 # open: these units' grading variants are round numbers (kept from when the shown ones were worked
 # on paper), where an answer rounded to three digits is exact; only their practice values (drawn)
 # show a rounded answer. Shrinking: give one hidden variant values whose answer has more digits
-# (sum_rule, chain_xyz and 13 more did), then take the id out; the test fails on an id listed here
-# whose grading variants do show the slip.
-ROUND_GRADING = frozenset({
-    "accidental_nonleaf", "embedding_grad", "freeze_step", "func_errors", "hook_fanout", "hvp_function",
-    "leaky_relu_inplace", "linear_layer_wgrad", "linear_layer_xgrad", "matmul_grad_fn",
-    "module_backward_hook", "mse_mean_grad", "none_vs_zero_step", "nonleaf_grad_table",
-    "outer_product_vwx", "per_sample_grads", "post_accumulate_hook", "repeated_index_grad",
-    "retain_grad_values", "round_ste", "scalar_outputs", "scalar_seed_one", "seed_is_output",
-    "seed_ones", "seed_reweights", "square_function_fix", "ste_clamp_function", "td_detach_fix",
-    "unused_grads", "xent_grad_single", "xor_fix", "zero_grad_states",
-})
+# (tools/unround_hidden.py finds one that keeps the variant's signs, ties, regions and the
+# mistakes it tells apart), then take the id out; the test fails on an id
+# listed here whose grading variants do show the slip. The four left are chapter 9's Function
+# units graded through autograder.harness, left while that harness is being reworked.
+ROUND_GRADING = frozenset({"leaky_relu_inplace", "round_ste", "square_function_fix", "ste_clamp_function"})
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=IDS)

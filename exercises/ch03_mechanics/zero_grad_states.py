@@ -79,7 +79,7 @@ opt.zero_grad()
 states["E"] = {"grad": w.grad}""",
     kind=KIND,
     params={"w": [1.0, -2.0]},
-    hidden=({"w": [0.5, 3.0]},),
+    hidden=({"w": [0.5188, 3.1125]},),
     draw=lambda rng: {"w": [rng.choice([-1, 1]) * rng.uniform(0.2, 3) for _ in range(2)]},
     reference=reference,
     analytic=analytic,

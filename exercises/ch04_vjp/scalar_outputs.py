@@ -67,7 +67,7 @@ torch.sum(z ** 2).backward()
 scalar_grads = {"sum": {"grad": grad_sum}, "sum_of_squares": {"grad": z.grad}}""",
     kind=KIND,
     params={"lo": -1.0, "hi": 1.0},
-    hidden=({"lo": 0.5, "hi": 3.0},),
+    hidden=({"lo": 0.5188, "hi": 3.0},),
     draw=lambda rng: (lambda lo: {"lo": lo, "hi": lo + rng.uniform(1, 4)})(rng.uniform(-3, 1)),
     reference=reference,
     analytic=analytic,

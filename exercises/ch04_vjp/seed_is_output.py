@@ -42,7 +42,7 @@ What is `x.grad`? Write it as an expression of `x0`.
     by_hand=True,
     kind=TensorOrSlip(shape=(3,), slips=((),)),
     params={"x0": [1.0, 2.0, 3.0]},
-    hidden=({"x0": [-1.0, 0.5, 1.5]},),
+    hidden=({"x0": [-1.0375, 0.5188, 1.5563]},),
     draw=lambda rng: {"x0": [rng.choice([-1, 1]) * rng.uniform(0.3, 3) for _ in range(3)]},
     reference=reference,
     analytic=analytic,

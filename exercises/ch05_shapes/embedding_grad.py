@@ -68,7 +68,7 @@ L.backward()
 emb_grad = emb.weight.grad""",
     kind=Tensor(shape=(VOCAB, DIM)),
     params={"tokens": [1, 3, 1, 1], "u": [1.0, -0.5]},
-    hidden=({"tokens": [0, 2, 2, 0, 2], "u": [2.0, 0.5]},),
+    hidden=({"tokens": [0, 2, 2, 0, 2], "u": [2.075, 0.5188]},),
     draw=draw,
     reference=reference,
     analytic=analytic,

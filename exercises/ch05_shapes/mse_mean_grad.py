@@ -54,7 +54,7 @@ What is `pred.grad`? Give four numbers, as an expression of `pred0` and `target0
     kind=Tensor(shape=(N,)),
     params={"pred": [1.0, 2.0, 3.0, 4.0], "target": [0.0, 0.0, 0.0, 0.0]},
     hidden=({"pred": [-1.0, 0.5, 2.5, 3.0], "target": [0.5, -1.0, 2.0, 1.0]},
-            {"pred": [2.0, -2.0, 0.0, 1.0], "target": [1.0, 1.0, 1.0, 1.0]}),
+            {"pred": [2.075, -2.075, 0.0, 1.0375], "target": [1.0375, 1.0375, 1.0375, 1.0375]}),
     draw=draw,
     reference=reference,
     analytic=analytic,

@@ -56,7 +56,7 @@ $L = \sum_{i,j} v_i W_{ij} x_j$, and write it as an expression of `x0` and `v0`.
     by_hand=True,
     kind=Tensor(shape=(2, 3)),
     params={"W": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "x": [1.0, 0.0, -1.0], "v": [1.0, 10.0]},
-    hidden=({"W": [[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]], "x": [2.0, -1.0, 0.5], "v": [-1.0, 3.0]},),
+    hidden=({"W": [[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]], "x": [2.075, -1.0375, 0.5188], "v": [-1.0, 3.0]},),
     draw=draw,
     reference=reference,
     analytic=analytic,

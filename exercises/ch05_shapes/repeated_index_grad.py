@@ -80,7 +80,7 @@ L.backward()
 x_grad_idx = x.grad""",
     kind=Tensor(shape=(SIZE,)),
     params={"x": [1.5, -2.0, 0.5], "idx": [0, 0, 1], "c": [1.0, 2.0, 3.0]},
-    hidden=({"x": [0.5, 1.0, -1.0], "idx": [2, 1, 2, 2], "c": [0.5, -1.0, 2.0, 1.5]},),
+    hidden=({"x": [0.5, 1.0, -1.0], "idx": [2, 1, 2, 2], "c": [0.5188, -1.0375, 2.075, 1.5563]},),
     draw=draw,
     reference=reference,
     analytic=analytic,

@@ -120,7 +120,7 @@ parameters and other truth tables (AND, OR).
     kind=Tensor(shape=(3,)),
     params={"w": [0.3, -0.2], "b": 0.1, "targets": [0, 1, 1, 0]},
     hidden=({"w": [-0.5, 0.8], "b": 0.25, "targets": [0, 0, 0, 1]},
-            {"w": [0.1, 0.4], "b": -0.3, "targets": [0, 1, 1, 1]}),
+            {"w": [0.1038, 0.415], "b": -0.3, "targets": [0, 1, 1, 1]}),
     draw=_draw,
     reference=reference,
     analytic=analytic,

@@ -80,7 +80,7 @@ $r = {{r|pretty}}$, $s' = {{s_next|pretty}}$, $\gamma = {{gamma|pretty}}$, and a
     kind=Number(),
     params={"w0": 0.5, "s": 2.0, "r": 1.0, "s_next": 1.0, "gamma": 0.9},
     hidden=({"w0": -1.0, "s": 1.5, "r": 0.5, "s_next": -1.0, "gamma": 0.8},
-            {"w0": 1.5, "s": -1.0, "r": -0.5, "s_next": 2.0, "gamma": 0.95}),
+            {"w0": 1.5563, "s": -1.0, "r": -0.5, "s_next": 2.0, "gamma": 0.95}),
     draw=_draw,
     reference=reference,
     analytic=analytic,

@@ -95,7 +95,7 @@ edges = {
 }""",
     kind=KIND,
     params={"x0": 1.0, "xs": [1.0, 2.0], "c": 2.0},
-    hidden=({"x0": -2.0, "xs": [0.5, -1.0, 3.0], "c": -3.0},),
+    hidden=({"x0": -2.075, "xs": [0.5, -1.0, 3.0], "c": -3.0},),
     draw=lambda rng: {"x0": rng.uniform(-3, 3), "xs": [rng.uniform(-3, 3) for _ in range(3)],
                       "c": rng.choice((-1, 1)) * rng.uniform(0.5, 4)},
     reference=reference,

@@ -66,7 +66,7 @@ w_after = {"none": {"w": w1},                   # .grad is None: step() skips w
     by_hand=True,
     kind=KIND,
     params={"w0": 1.0, "lr": 0.1, "mu": 0.9},
-    hidden=({"w0": -2.0, "lr": 0.05, "mu": 0.5},),
+    hidden=({"w0": -2.075, "lr": 0.05, "mu": 0.5},),
     draw=lambda rng: {"w0": rng.choice((-1, 1)) * rng.uniform(0.5, 3), "lr": rng.uniform(0.01, 0.3),
                       "mu": rng.uniform(0.3, 0.95)},
     reference=reference,

@@ -63,7 +63,7 @@ with the four entries of `grads` (a number, or `None`).
     by_hand=True,
     kind=KIND,
     params={"a0": 2.0, "b0": 3.0, "c0": 1.3, "d0": 0.5},
-    hidden=({"a0": 1.5, "b0": -1.0, "c0": -2.2, "d0": -0.75},),
+    hidden=({"a0": 1.5563, "b0": -1.0, "c0": -2.2, "d0": -0.75},),
     draw=draw,
     reference=reference,
     analytic=analytic,
