@@ -54,5 +54,10 @@ grads = (x_grad, y_grad)""",
               "y appears only in xy, so dz/dy = x. Treating y as if it also fed x² (or adding x's "
               "extra branch to y) gives y a gradient it does not have.",
               "How many arrows leave y?"),
+        Wrong("power_rule", lambda x0, y0: [y0 + x0, x0],
+              "Both branches into x were counted, but the branch through x² was differentiated "
+              "as x: the factor the power rule brings down went missing. Nudging x by h changes "
+              "x² by more than x·h.",
+              "Expand (x + h)² and keep the part proportional to h."),
     ),
 )

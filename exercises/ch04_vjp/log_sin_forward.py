@@ -106,6 +106,13 @@ tangents = {"a": {"tangent": a_dot}, "b": {"tangent": b_dot}, "c": {"tangent": c
               "d = b · c has two moving inputs, so its tangent follows the product rule, "
               "ḃ · c + b · ċ, not ḃ · ċ.",
               "Nudge x: how much does b · c change when both b and c move?"),
+        Wrong("sign_error",
+              table_with(analytic, e=lambda x0: {"tangent": 1 / x0**2},
+                         f=lambda x0: {"tangent": analytic(x0)["d"]["tangent"] + 1 / x0**2}),
+              "The tangent of e = 1/x has lost its sign, and f carries the slip on. 1/x falls "
+              "as x grows, on either side of 0: the power rule on x to the power -1 brings a "
+              "minus sign down.",
+              "Is 1/x going up or down as x grows?"),
     ),
 )
 

@@ -92,5 +92,10 @@ v = torch.tensor({{v}}, dtype=torch.float64)""",
               "This is f(x), the primal of the dual output. unpack_dual returns a pair "
               "(primal, tangent); the derivative along v is the tangent.",
               "Which part of unpack_dual(out) holds the derivative?"),
+        Wrong("onehot_seed", lambda x, v: analytic(x, [1.0] * N),
+              "This is J times a vector of ones, the sum of each row of J, whatever v is: the "
+              "tangent given to make_dual was ones, not the direction asked for. The tangent of "
+              "the input is the direction the derivative is taken along.",
+              "Which argument of make_dual sets the direction, and what should it be here?"),
     ),
 )

@@ -84,5 +84,11 @@ hook_calls = {"register_hook": {"first": g1, "second": g2},
               "register_hook on a leaf runs before accumulation and receives only the gradient "
               "arriving from this backward pass; it never sees what is already in w.grad.",
               "Does a tensor hook receive the incoming gradient or the stored .grad?"),
+        Wrong("power_rule",
+              table_with(analytic, register_hook=lambda w0, a, b: {"second": b * w0},
+                         post_accumulate=lambda w0, a, b: {"second": a + b * w0}),
+              "The hooks' timing is right, but the second gradient, of b·w², was taken as b·w: "
+              "the factor the power rule brings down went missing, in both rows.",
+              "Expand b·(w + h)² and keep the part proportional to h."),
     ),
 )
