@@ -204,16 +204,18 @@ def _reordered(kind: Kind, answer: torch.Tensor, ref: torch.Tensor) -> bool:
 def _shape_slip(kind: Kind, answer: torch.Tensor, ref: torch.Tensor) -> str | None:
     """The slips that change an answer's shape: a sum over all entries or over one axis, the
     entries where their sum was asked, a transposed matrix."""
+    near = lambda a, b: a.shape == b.shape and numbers_close(a, b, kind.rtol, kind.atol)
+    # a sum only where it adds two nonzero finite entries somewhere: else nothing was summed (a
+    # diagonal read off a matrix whose other entries are zero). A sum over an axis carries a NaN
+    # or an infinity of the reference through (a NaN column sums to NaN), and shows in the
+    # slices that hold none; a sum of everything would be one NaN, which says nothing.
+    adds = lambda d: bool((ref.isfinite().all(d) & ((ref != 0).sum(d) >= 2)).any())
+    if ref.dim() >= 2 and any(adds(d) and near(answer, ref.sum(d)) for d in range(ref.dim())):
+        return "summed"
     if not (ref.isfinite().all() and answer.isfinite().all()):
         return None
-    near = lambda a, b: a.shape == b.shape and numbers_close(a, b, kind.rtol, kind.atol)
-    # a sum only where it adds two nonzero entries somewhere: else nothing was summed (a
-    # diagonal read off a matrix whose other entries are zero)
-    adds = lambda d: bool(((ref != 0).sum(d) >= 2).any())
     if ref.numel() > 1 and answer.numel() == 1 and int((ref != 0).sum()) >= 2 and \
             near(answer.reshape(()), ref.sum()):
-        return "summed"
-    if ref.dim() >= 2 and any(adds(d) and near(answer, ref.sum(d)) for d in range(ref.dim())):
         return "summed"
     if ref.numel() == 1 and answer.numel() > 1 and near(answer.sum(), ref.reshape(())):
         return "per_element"

@@ -165,6 +165,19 @@ def test_a_sum_is_named_only_where_entries_were_added() -> None:
                         torch.tensor([5.0, 0.0], dtype=torch.float64)) is None
 
 
+def test_a_sum_over_an_axis_carries_a_nan_through_and_is_named_by_the_finite_columns() -> None:
+    nan = float("nan")
+    t = lambda *rows: torch.tensor(rows, dtype=torch.float64)
+    kind = Tensor(shape=(2, 3))
+    ref = t([0.6, nan, -0.6], [0.8, nan, 0.8])  # a zero column's NaN gradient (group_lasso_nan)
+    assert generic_slip(kind, t(1.4, nan, 0.2), ref) == "summed"
+    assert generic_slip(kind, t(1.4, 0.0, 0.2), ref) is None  # the NaN not carried: not this sum
+    assert generic_slip(kind, t(nan), ref) is None  # one NaN for the whole sum says nothing
+    # the finite columns add only one nonzero entry each: nothing was seen summed
+    sparse = t([0.6, nan, 0.0], [0.0, nan, 0.8])
+    assert generic_slip(kind, t(0.6, nan, 0.8), sparse) is None
+
+
 def test_a_seeded_backward_story_is_not_told_to_a_cell_without_a_seed() -> None:
     """chain_2x_squared lists (2 x0)² as what x.backward(z) leaves; a cell that reaches the same
     numbers with an unseeded backward did not run x.backward(z)."""

@@ -29,6 +29,9 @@ CASES = [
      "w, X, Y = torch.tensor(w_values), torch.tensor(X_values), torch.tensor(y_values)\n"
      "per_sample = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))(w, X, Y).sum(0)",
      "summed"),  # over the batch axis
+    ("group_lasso_nan", "W = torch.tensor(W0, dtype=torch.float64, requires_grad=True)\n"
+     "sq = (W ** 2).sum(0)\npenalty = torch.where(sq > 0, sq.sqrt(), 0.0).sum()\npenalty.backward()\n"
+     "W_grad = W.grad.sum(0)", "summed"),  # over an axis, the zero column's NaN carried through
     ("outer_product_vwx", "W_grad_vwx = torch.outer(torch.tensor(x0), torch.tensor(v0))", "transposed"),
     ("retain_grad_values", "both_grads = [[2 * k * k * v for v in x0], [2 * k * v for v in x0]]", "reordered"),
     ("stable_log_sigmoid", "x = torch.tensor(logits, requires_grad=True)\n"
