@@ -81,5 +81,10 @@ cutters = {name: {"requires_grad": t.requires_grad, "grad_fn": t.grad_fn}
               "torch.stack is an ordinary recorded operation: its inputs require grad, so its "
               "result does too, with grad_fn StackBackward0.",
               "Is torch.stack an operation on tensors or a constructor from numbers?"),
+        Wrong("grad_fn_name", table_with(analytic, s2={"grad_fn": "CatBackward0"}),
+              "The graph is kept, but the node is misnamed: each operation records a node of "
+              "its own, named after the function called (not after what it does inside), and "
+              "that name is what grad_fn shows.",
+              "Print type(s2.grad_fn).__name__: which function made s2?"),
     ),
 )

@@ -5,7 +5,7 @@ subtraction; its .grad stays None, so the next step fails."""
 import torch
 
 from autograder.kinds import Bool, Choice, Number, Table
-from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.exercise import Exercise, Wrong, table_with
 
 KIND = Table(rows=("w",), columns=(
     ("is_leaf", Bool()), ("requires_grad", Bool()),
@@ -70,5 +70,15 @@ w = w - {{lr}} * w.grad""",
               "That would be true inside torch.no_grad(), which is exactly what is missing here. "
               "With grad mode on, an operation on a tensor that requires grad is recorded.",
               "Was anything switching off recording when w - lr * w.grad ran?"),
+        Wrong("grad_fn_name", table_with(analytic, w={"grad_fn": "MulBackward0"}),
+              "grad_fn names the operation that produced the tensor itself, the last one in "
+              "its expression; the product lr · w.grad is only an input to it (and w.grad does "
+              "not require grad, so that product is not even recorded).",
+              "Which operation is the last one to produce the new w?"),
+        Wrong("nonleaf_grad", table_with(analytic, w=lambda w0, lr: {"grad": 2 * (w0 - 3)}),
+              "The gradient computed before belongs to the old leaf. The new w is another "
+              "tensor, a non-leaf made by an operation: autograd keeps no .grad on a non-leaf "
+              "unless retain_grad() is called on it, and nothing was ever accumulated into it.",
+              "Is the new w the same tensor whose .grad backward filled?"),
     ),
 )

@@ -93,5 +93,11 @@ setup's $f(x) = \sum_i x_i^3 + x_0 x_1$ at `x = {{x}}`, `v = {{v}}`, and at fres
               "This is the gradient g itself. The Hessian-vector product differentiates g "
               "once more, along v.",
               "After computing g, what scalar do you differentiate a second time?"),
+        Wrong("hessian_rows", lambda x, v: [(6 * x[0] + 1) * v[0], (1 + 6 * x[1]) * v[1]],
+              "This is the gradient of g.sum(), each row of H added up, then multiplied entry by "
+              "entry by v. Differentiating the sum of g's entries adds the rows of H together "
+              "before v can weigh them; multiplying afterwards cannot take them apart again.",
+              "In your second differentiation, which scalar is differentiated, and does v "
+              "weigh g's entries before or after?"),
     ),
 )

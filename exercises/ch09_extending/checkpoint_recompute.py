@@ -101,5 +101,11 @@ ckpt = {"plain": {"runs": 1, "grad": g},
               "checkpointed block were detached. Checkpointing changes when the block's "
               "intermediates exist, not the maths: the gradients are the same as without it.",
               "Does checkpoint change what is differentiated, or only what is stored?"),
+        Wrong("checkpoint_changes_grads", table_with(analytic, checkpoint=lambda x: {"grad": [0.0] * N}),
+              "This checkpoint gradient is zero, as if checkpointing stopped gradients from "
+              "flowing. It only changes when the block's intermediates exist: they are dropped "
+              "after the forward pass and rebuilt during backward, and the gradients are the "
+              "same as without it.",
+              "Does checkpoint change what is differentiated, or only what is stored?"),
     ),
 )
