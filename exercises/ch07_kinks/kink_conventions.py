@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.kinds import Number, Table
-from gradtutor.key.exercise import Exercise, Wrong
+from gradtutor.key.exercise import Exercise, Wrong, table_with
 
 SPELLINGS = {
     "relu": lambda u, slope: torch.relu(u),
@@ -126,5 +126,22 @@ for name, fn in spellings.items():
               "slope -1. And each backward formula is its own: clamp(min=0) and where(u >= 0) "
               "pass the gradient at 0 (1), maximum splits the tie (0.5).",
               "Run abs and clamp(min=0) at 0: does either return its left-hand slope?"),
+        Wrong("kink_convention",
+              lambda a, slope: _table(relu=0.0, abs=0.0, clamp=0.0, maximum=0.0, where_gt=0.0,
+                                      where_ge=0.0, leaky_relu=0.0),
+              "This gives every spelling relu's convention at the kink, leaky_relu included. "
+              "Each spelling has its own backward formula, and they disagree exactly at the "
+              "kink; leaky_relu's left branch is not flat.",
+              "Same forward values do not mean the same backward. Run each spelling on an "
+              "input of exactly 0 and compare."),
+        Wrong("max_ties", table_with(analytic, maximum={"grad": 0.0}),
+              "Every row is right but maximum's. At a tie, torch.maximum(u, 0) does not route "
+              "the gradient to one input the way relu's rule does: its backward treats two "
+              "equal inputs alike.",
+              "Run torch.maximum on two equal inputs that both require grad: what does each get?"),
+        Wrong("kink_convention", table_with(analytic, abs={"grad": 1.0}),
+              "Every row is right but abs's, given its right-hand slope. abs's backward takes "
+              "neither side's slope: it multiplies the gradient by sign(u), read at exactly 0.",
+              "What does torch.sign return for an input of exactly 0?"),
     ),
 )

@@ -107,5 +107,11 @@ ckpt = {"plain": {"runs": 1, "grad": g},
               "after the forward pass and rebuilt during backward, and the gradients are the "
               "same as without it.",
               "Does checkpoint change what is differentiated, or only what is stored?"),
+        Wrong("chain_rule_dropped",
+              lambda x: (lambda g: {"plain": {"runs": 1, "grad": g}, "checkpoint": {"runs": 2, "grad": g}})(
+                  [math.sin(v) + v * math.cos(v) for v in x]),
+              "This is the derivative of the block's output h alone, not of the loss: the loss "
+              "multiplies h by x once more, so x reaches it along two paths.",
+              "Write the loss (h * x).sum() as a function of x and differentiate that."),
     ),
 )

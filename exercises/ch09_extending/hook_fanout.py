@@ -103,5 +103,11 @@ hook_table = {"hook": {"calls": 1, "seen": dz_dy, "x_grad": 2 * dz_dy * a}}""",
               "This x.grad stops at y: it is the doubled dz/dy. From y to x there is one more "
               "factor, dy/dx.",
               "y = a·x. What does the chain rule multiply by on the way from y to x?"),
+        Wrong("hook_return_ignored", table_with(analytic, hook=lambda x0, a, b: {
+                  "seen": 2 * (2 * a * x0 + b)}),
+              "The hook records the gradient it receives, before its own return value takes "
+              "its place: what it appends is what arrives at y, and the tensor it returns is "
+              "what goes on towards x.",
+              "In your hook, which comes first: appending grad, or returning 2 * grad?"),
     ),
 )
