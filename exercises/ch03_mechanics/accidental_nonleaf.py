@@ -86,5 +86,10 @@ loss.backward()""",
               "require grad), and requires_grad_() then made it a tracked leaf before the loss "
               "was built. backward() fills its .grad with 2v.",
               "Was v asked to require grad before or after the loss was computed from it?"),
+        Wrong("leaf_definition", table_with(analytic, v={"is_leaf": False, "grad": None}),
+              "v was counted a non-leaf because an operation made it. An operation makes a "
+              "non-leaf only when autograd records it, and it records one only if an input "
+              "requires grad at that moment: requires_grad_() came after the multiplication.",
+              "When v's multiplication ran, did any of its inputs require grad?"),
     ),
 )
