@@ -88,8 +88,8 @@ scalar_grads = {"sum": {"grad": grad_sum}, "sum_of_squares": {"grad": z.grad}}""
               "What seed does backward() use for a one-element output?"),
         Wrong("accumulation", lambda lo, hi: _table(torch.ones(N), 2 * _z(lo, hi) + 1),
               "The sum of squares row has the first backward's ones added in, as if .grad "
-              "accumulated across the two cells. It accumulates in one tensor only: the second "
-              "cell makes a fresh z, a new leaf whose .grad starts empty.",
+              "accumulated across the two backward calls. It accumulates in one tensor only: "
+              "the second z is a fresh tensor, a new leaf whose .grad starts empty.",
               "Is the z of the second backward the same tensor as the z of the first?"),
     ),
 )
