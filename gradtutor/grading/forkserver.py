@@ -150,6 +150,7 @@ class _Running:
     done: bool = False
     group: cgroups.Group | None = None  # its cgroup, when the host gives the grader cgroups
     ready_at: float | None = None  # when its "ready" arrived (the profile's set-up time)
+    cpu_s: float | None = None  # CPU of all its processes, read from its cgroup at its end (profile)
 
 
 # what the zygote's copy of the runtime leaves out: caches, build state, the check data (the
@@ -410,6 +411,8 @@ class Sandbox:
                 self.profile.add_child(first.spent)
         if run.ready_at is not None:
             self.profile.add("child: fork to ready (parent's view)", run.ready_at - run.started, child=True)
+        if run.cpu_s is not None:  # the kernel's count, whatever the child reports
+            self.profile.add("child: CPU, all its processes (its cgroup)", run.cpu_s, child=True)
         self.profile.add("child: fork to end (parent's view)", time.monotonic() - run.started, child=True)
 
     def _poll(self, run: _Running, sel: selectors.BaseSelector) -> None:
@@ -482,6 +485,8 @@ class Sandbox:
     def _end(self, run: _Running) -> None:
         """Nothing of the submission outlives it: its group killed and removed."""
         if run.group is not None and self.groups is not None:
+            if self.profile.enabled and run.cpu_s is None and not run.group.ended:
+                run.cpu_s = run.group.cpu_seconds()
             self.groups.retire(run.group)
 
 
