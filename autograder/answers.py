@@ -307,17 +307,25 @@ def quiet():
         yield
 
 
-@functools.lru_cache(maxsize=4096)
 def assigns(source: str, name: str) -> bool:
-    """Does this cell bind ``name`` at top level (assignment, def, import, for, with)?
-    Cached: a self-check walks back through the kernel's history at every call."""
+    """Does this cell bind ``name`` at top level (assignment, def, import, for, with)?"""
+    return name in bound_names(source)
+
+
+@functools.lru_cache(maxsize=1024)
+def bound_names(source: str) -> frozenset[str]:
+    """The names this cell binds at top level. Cached, and per cell rather than per cell and
+    name: a self-check walks back through the kernel's history at every call, and a chapter's
+    ``review`` asks every cell about every answer's name (a grading child, whose cache starts
+    empty, parsed each cell once per exercise)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return False
-    return any(isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Store)
-               or isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and sub.name == name
-               for node in tree.body for sub in _top_scope(node))
+        return frozenset()
+    return frozenset(sub.id if isinstance(sub, ast.Name) else sub.name
+                     for node in tree.body for sub in _top_scope(node)
+                     if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store)
+                     or isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef))
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -136,12 +136,20 @@ def _provider() -> Provider | None:
     loads. One that does not load (the grading sandbox hides the trusted package) counts as none."""
     if _registered:
         return _registered[-1]
-    for point in entry_points(group=PROVIDER_GROUP):
+    for point in provider_points():
         try:
             return point.load()
         except ImportError:
             continue
     return None
+
+
+@cache
+def provider_points() -> tuple[EntryPoint, ...]:
+    """The entry points of ``PROVIDER_GROUP``, found without loading any: a scan of every
+    installed package's metadata (10-20 ms), which the grading zygote does once before it
+    forks, so that no child pays for it."""
+    return tuple(entry_points(group=PROVIDER_GROUP))
 
 
 # A provider, where one loads, comes before the bundled data: the instructor's environment holds

@@ -137,7 +137,7 @@ def decode_job(data: bytes) -> Job:
 # --- messages from the child ------------------------------------------------------------------
 
 SETUP_STEPS = ("child: isolate", "child: namespaces", "child: mounts", "child: limits and uid",
-               "child: seccomp", "child: read job")
+               "child: seccomp", "child: wait for job", "child: read job")
 RUN_STEPS = ("child: cells", "child: answer re-runs", "child: guard restore")
 MAX_SPENT_SECONDS = 86_400.0
 

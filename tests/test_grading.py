@@ -235,6 +235,32 @@ def test_snapshot_undoes_monkeypatching() -> None:
         torch.allclose, autograder.plain.to_plain, torch.Tensor.__eq__ = allclose, to_plain_fn, eq
 
 
+def test_snapshot_found_intact_still_sees_every_kind_of_write() -> None:
+    """Once a namespace is found intact, only its dict's version tag is read: every route of
+    writing to it must still show (item, attribute, ``del``, ``update``, a new class attribute)."""
+    import autograder.plain
+
+    snap = Snapshot()
+    assert all(s.version is not None for s in snap.saved)  # CPython 3.11: the fast path is used
+    allclose, to_plain_fn, eq = torch.allclose, autograder.plain.to_plain, torch.Tensor.__eq__
+    writes = [lambda: setattr(torch, "allclose", lambda *a, **k: True),
+              lambda: vars(autograder.plain).update(to_plain=lambda *a, **k: None),
+              lambda: delattr(torch, "allclose"),
+              lambda: setattr(torch.Tensor, "__eq__", lambda self, other: True),
+              lambda: setattr(torch.Tensor, "grader_sees_this", 1)]
+    try:
+        for write in writes:
+            snap.restore()
+            snap.restore()  # found intact: the next check reads the version tags alone
+            write()
+            snap.restore()
+            assert torch.allclose is allclose and autograder.plain.to_plain is to_plain_fn
+            assert torch.Tensor.__eq__ is eq and not hasattr(torch.Tensor, "grader_sees_this")
+    finally:
+        torch.allclose, autograder.plain.to_plain, torch.Tensor.__eq__ = allclose, to_plain_fn, eq
+        vars(torch.Tensor).get("grader_sees_this") is None or delattr(torch.Tensor, "grader_sees_this")
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="PID namespaces need root")
 def test_one_sigkill_to_a_namespace_init_ends_every_process_in_it() -> None:
     """The parent's kill needs nothing of the submission: a grandchild that stopped itself,

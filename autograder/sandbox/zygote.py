@@ -30,6 +30,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 os.environ["MPLBACKEND"] = "Agg"
 
 import contextlib  # noqa: E402
+import ctypes  # noqa: E402
 import gc  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
@@ -75,6 +76,7 @@ def main(control_fd: int) -> None:
     shell = warm_up(imports if imports is not None else [])
     if imports is None:  # sent once the parent has read the lessons, while this warmed up
         lesson_imports(_imports_message(ctl))
+    child_caches()
     guard = Snapshot()  # taken once here, inherited by every child
     # children share these objects copy-on-write; a full garbage collection in a child walks
     # them all and copies every page it touches (310 ms per child measured, 14 ms once frozen)
@@ -125,6 +127,17 @@ def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any) -> None:
             if done:
                 children.discard(pid)
                 ctl.send(json.dumps({"op": "exited", "pid": pid, "status": status}).encode())
+
+
+def child_caches() -> None:
+    """What every child would otherwise work out again on its own, done once here: where the
+    check data's provider would come from (entry points found, never loaded: the zygote holds no
+    answer key; a chapter's ``review`` asks, 14 ms a child), and a module torch imports lazily
+    under the self-checks."""
+    from autograder import checkdata  # loaded by warm_up already; local to keep this module light
+
+    checkdata.provider_points()
+    importlib.import_module("torch._subclasses.schema_check_mode")
 
 
 def _imports_message(ctl: socket.socket) -> list[str]:
@@ -235,7 +248,8 @@ class Snapshot:
     ``json``, ``torch.Tensor`` methods or builtins to change what the reader sees; restoring them
     before each grade cell is read (and after a cell fails) undoes that (new module attributes
     it added stay, and do no harm). What it can still forge is only answer values: the verdict
-    is made in the parent. Taken once in the zygote; each child only compares, at C speed.
+    is made in the parent. Taken once in the zygote; each child only compares, at C speed, and
+    only the namespaces written to since they were last found intact (``version_tag``).
     """
 
     MODULES = ("builtins", "contextlib", "json", "torch", "torch._C", "numpy", "math", "types", "os")
@@ -247,7 +261,7 @@ class Snapshot:
                 if isinstance(m, ModuleType) and (name in self.MODULES or name == "autograder"
                                                   or name.startswith("autograder."))]
         self.saved = [_Saved(m.__dict__) for m in mods]
-        self.types = [(t, _Saved(vars(t))) for t in (torch.Tensor,)]
+        self.types = [(t, _Saved(vars(t), exact_keys=True)) for t in (torch.Tensor,)]
 
     def restore(self) -> None:
         for saved in self.saved:
@@ -256,7 +270,7 @@ class Snapshot:
                     if saved.live.get(k, _MISSING) is not v:
                         saved.live[k] = v
         for t, saved in self.types:
-            if not saved.changed() and saved.live.keys() == saved.items.keys():
+            if not saved.changed():
                 continue
             for k, v in saved.items.items():
                 if k != "__dict__" and vars(t).get(k, _MISSING) is not v:
@@ -268,17 +282,65 @@ class Snapshot:
 
 
 class _Saved:
-    """A namespace's entries, and a check that any of them is no longer the same object."""
+    """A namespace's entries, and a check that any of them is no longer the same object
+    (``exact_keys``: or that it has gained an entry)."""
 
-    def __init__(self, live: Any) -> None:
+    def __init__(self, live: Any, *, exact_keys: bool = False) -> None:
         self.live = live
         self.items = dict(live)
         self.keys, self.values = tuple(self.items), tuple(self.items.values())
+        self.exact_keys = exact_keys
+        self.version = version_tag(live)
+        self.intact = self.version[0] if self.version is not None else None
 
     def changed(self) -> bool:
+        # the dict's version the same as when it was last found intact: nothing was written to
+        # it, and its values need not be read (reading them writes their reference counts,
+        # which copies every page they sit on into the child: ~10 ms of each child's first check)
+        now = self.version[0] if self.version is not None else None
+        if now is not None and now == self.intact:
+            return False
         # identity, never ==: a student's object may claim to equal anything
-        return any(map(operator.is_not, map(self.live.get, self.keys, repeat(_MISSING)),
-                       self.values))
+        differs = any(map(operator.is_not, map(self.live.get, self.keys, repeat(_MISSING)),
+                          self.values)) or (self.exact_keys and self.live.keys() != self.items.keys())
+        if not differs:
+            self.intact = now  # read before the comparison: a write during it shows next time
+        return differs
 
 
+def version_tag(live: Any) -> memoryview | None:
+    """A read-only view of CPython's version tag of the dict behind ``live`` (a module's
+    ``__dict__``, or a class's mappingproxy): PEP 509's ``ma_version_tag``, a fresh value after
+    every write to the dict by any route (item or attribute assignment, ``del``, ``update``,
+    ``clear``), read in place without touching the entries. The view is made here, in the
+    zygote: reading it later looks nothing up that student code could replace. None where this
+    interpreter does not keep the tag as ``_versions_work`` found: compared entry by entry."""
+    d = live if type(live) is dict else next((r for r in gc.get_referents(live) if type(r) is dict), None)
+    if d is None or not _VERSIONS_WORK:
+        return None
+    return _tag_view(d)
+
+
+def _tag_view(d: dict) -> memoryview:
+    # after the object header and ma_used; the view holds no reference: ``live`` keeps ``d``
+    cell = (ctypes.c_uint64 * 1).from_address(id(d) + object.__basicsize__ + ctypes.sizeof(ctypes.c_ssize_t))
+    return memoryview(cell).cast("B").cast("Q").toreadonly()
+
+
+def _versions_work() -> bool:
+    """Does every kind of write give a dict a new version tag, where ``_tag_view`` reads it?
+    Checked once, on a dict of each layout a namespace can have (str keys only, then any)."""
+    if sys.implementation.name != "cpython" or sys.version_info[:2] not in ((3, 11), (3, 12)):
+        return False
+    d: dict = {"a": 1}
+    tag = _tag_view(d)
+    seen = {tag[0]}
+    for write in (lambda: d.__setitem__("a", 2), lambda: d.__setitem__(1, 3), lambda: d.pop(1),
+                  lambda: d.update(b=1), lambda: d.setdefault("c", 1), d.clear):
+        write()
+        seen.add(tag[0])
+    return len(seen) == 7
+
+
+_VERSIONS_WORK = _versions_work()
 _MISSING = object()

@@ -150,6 +150,9 @@ class _Running:
     done: bool = False
     group: cgroups.Group | None = None  # its cgroup, when the host gives the grader cgroups
     ready_at: float | None = None  # when its "ready" arrived (the profile's set-up time)
+    cpu_s: float | None = None  # CPU of all its processes, read from its cgroup at its end (profile)
+    job_w: int | None = None  # the job pipe's end, open until its job is written (a spare's wait)
+    settled: bool = False  # the zygote answered its fork request; placed in its group if forked
 
 
 # what the zygote's copy of the runtime leaves out: caches, build state, the check data (the
@@ -219,6 +222,7 @@ class Sandbox:
         theirs.close()
         self.exited: dict[int, int] = {}
         self.forked: dict[int, int | None] = {}
+        self.spares: list[_Running] = []  # forked ahead, waiting for a job (oldest first)
         self.groups: cgroups.Groups | None = None
         hide, keep = hidden_paths(course_dir, python)
         self._send({"op": "config", "limits": limits.to_json(), "root": self.root, "hide": hide,
@@ -301,13 +305,33 @@ class Sandbox:
     # --- children ---
 
     def _start(self, key: Any, job: Job) -> _Running:
+        """``job`` handed to a spare child (forked, placed in its group, its set-up under way or
+        done: no student byte has reached it), or to one forked now when none is left. Its
+        notebook deadline starts here."""
+        run = self.spares.pop(0) if self.spares else self._fork()
+        self._settle(run, wait=True)
+        now = time.monotonic()
+        run.outcome.key, run.started, run.deadline = key, now, now + self.limits.notebook_seconds
+        run.expected = {eid: len(spec.setups) for eid, spec in job.specs.items()}
+        if not run.outcome.not_graded and run.job_w is not None:
+            with self.profile.step("job encode"):
+                data = encode_job(job)
+            with self.profile.step("job write"):
+                written = _write_all(run.job_w, data, JOB_WRITE_SECONDS)
+            if written is not None:
+                run.outcome.not_graded = f"the sandbox child {written} before it was set up"
+                self._kill(run)
+        _close_job_pipe(run)
+        os.set_blocking(run.rfd, False)
+        return run
+
+    def _fork(self) -> _Running:
+        """Ask the zygote for a child, with its two pipes and its own uid; the answer is taken in
+        by ``_settle``, meanwhile the parent goes on."""
         serial, self.serial = self.serial, self.serial + 1
         uid = self.uid_base + serial % UIDS_PER_BATCH
         job_r, job_w = os.pipe()
         ans_r, ans_w = os.pipe()
-        now = time.monotonic()
-        expected = {eid: len(spec.setups) for eid, spec in job.specs.items()}
-        run = _Running(serial, uid, ans_r, Outcome(key), expected, now + self.limits.notebook_seconds, now)
         self.profile.mark("first fork requested")
         with self.profile.step("fork request"):
             try:
@@ -315,27 +339,45 @@ class Sandbox:
             finally:
                 os.close(job_r)
                 os.close(ans_w)
-            self._await(lambda m: m.get("serial") == serial and m.get("op") in ("forked", "fork_failed"),
-                        30, "fork a child")
-        run.pid = self.forked.pop(serial)
+        return _Running(serial, uid, ans_r, Outcome(None), {}, 0.0, 0.0, job_w=job_w)
+
+    def _settle(self, run: _Running, *, wait: bool) -> None:
+        """The zygote's answer for ``run`` (waited for when ``wait``); a forked child goes into a
+        cgroup of its own before anything else is written to it."""
+        if run.settled or (not wait and run.serial not in self.forked):
+            return
+        if run.serial not in self.forked:
+            with self.profile.step("fork wait"):
+                self._await(lambda m: m.get("serial") == run.serial and
+                            m.get("op") in ("forked", "fork_failed"), 30, "fork a child")
+        run.settled = True
+        run.pid = self.forked.pop(run.serial)
         if run.pid is None:
             run.outcome.not_graded = "the sandbox could not fork a child for it"
         elif not self._place(run):
             run.outcome.not_graded = "the grader could not give it a cgroup of its own"
-        else:
-            if self.root:
-                with contextlib.suppress(OSError):  # gone already: so is its namespace
-                    run.pidfd = os.pidfd_open(run.pid)
-            with self.profile.step("job encode"):
-                data = encode_job(job)
-            with self.profile.step("job write"):
-                written = _write_all(job_w, data, JOB_WRITE_SECONDS)
-            if written is not None:
-                run.outcome.not_graded = f"the sandbox child {written} before it was set up"
-                self._kill(run)
-        os.close(job_w)
-        os.set_blocking(run.rfd, False)
-        return run
+        elif self.root:
+            with contextlib.suppress(OSError):  # gone already: so is its namespace
+                run.pidfd = os.pidfd_open(run.pid)
+
+    def _spares(self, wanted: int) -> None:
+        """Keep ``wanted`` children forked ahead, and settle those the zygote has answered for:
+        their fork, namespaces, mounts, limits and cgroup happen while the others run. Each is
+        still one fresh fork for one submission; it waits for its job with nothing of any."""
+        while len(self.spares) < wanted:
+            self.spares.append(self._fork())
+        for run in self.spares:
+            self._settle(run, wait=False)
+
+    def _drop_spares(self) -> None:
+        """Spares no job came for: their job pipes close (a child still setting up reads an
+        empty job and exits before any student code), and each is killed with its group."""
+        for run in self.spares:
+            _close_job_pipe(run)
+            self._kill(run)
+            _close_pidfd(run)
+            os.close(run.rfd)
+        self.spares.clear()
 
     def grade_all(self, jobs: Iterable[tuple[Any, Job]], *, workers: int,
                   on_done: Callable[[Outcome], None]) -> None:
@@ -360,6 +402,7 @@ class Sandbox:
                     continue
                 running[run.rfd] = run
                 sel.register(run.rfd, selectors.EVENT_READ)
+            self._spares(min(len(pending), max(1, workers)))
             return failed
 
         try:
@@ -373,6 +416,7 @@ class Sandbox:
                 with self.profile.step("poll and reap"), contextlib.suppress(OSError):
                     while self._receive(0) is not None:
                         pass
+                self._spares(min(len(pending), max(1, workers)))
                 for run in list(running.values()):
                     with self.profile.step("poll and reap"):
                         self._poll(run, sel)
@@ -391,6 +435,7 @@ class Sandbox:
                 for outcome in finished:
                     on_done(outcome)
         finally:
+            self._drop_spares()
             for run in running.values():
                 self._kill(run)
                 _close_pidfd(run)
@@ -409,8 +454,10 @@ class Sandbox:
             if first is not None:
                 self.profile.add_child(first.spent)
         if run.ready_at is not None:
-            self.profile.add("child: fork to ready (parent's view)", run.ready_at - run.started, child=True)
-        self.profile.add("child: fork to end (parent's view)", time.monotonic() - run.started, child=True)
+            self.profile.add("child: job to ready (parent's view)", run.ready_at - run.started, child=True)
+        if run.cpu_s is not None:  # the kernel's count, whatever the child reports
+            self.profile.add("child: CPU, all its processes (its cgroup)", run.cpu_s, child=True)
+        self.profile.add("child: job to end (parent's view)", time.monotonic() - run.started, child=True)
 
     def _poll(self, run: _Running, sel: selectors.BaseSelector) -> None:
         if run.done and run.status is None:
@@ -482,6 +529,8 @@ class Sandbox:
     def _end(self, run: _Running) -> None:
         """Nothing of the submission outlives it: its group killed and removed."""
         if run.group is not None and self.groups is not None:
+            if self.profile.enabled and run.cpu_s is None and not run.group.ended:
+                run.cpu_s = run.group.cpu_seconds()
             self.groups.retire(run.group)
 
 
@@ -559,6 +608,12 @@ def _write_all(fd: int, data: bytes, seconds: float) -> str | None:
         except OSError:
             return "stopped"
     return None
+
+
+def _close_job_pipe(run: _Running) -> None:
+    if run.job_w is not None:
+        os.close(run.job_w)
+        run.job_w = None
 
 
 def _close_pidfd(run: _Running) -> None:

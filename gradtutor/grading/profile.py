@@ -31,7 +31,7 @@ PARENT_ORDER = (
     "start: imports", "start: zygote spawned", "start: judge's imports", "start: find submissions",
     "start: skip graded", "start: read notebooks", "start: references", "start: wait for zygote",
     "start: cgroups", "start: gradebook open",
-    "fork request", "cgroup placement", "job encode", "job write", "read messages",
+    "fork request", "fork wait", "cgroup placement", "job encode", "job write", "read messages",
     "poll and reap", "judge", "autograded notebook", "gradebook", "results file",
     "wait for children",
 )
