@@ -15,6 +15,8 @@ What it makes:
   self-checks at the shown values, no exercise unit, no answer key. Mode 0755.
 * ``/opt/gradtutor/instructor``: the same plus the full ``gradtutor`` package. Mode 0750,
   group ``gradtutor-staff``: a student cannot read it.
+* ``/opt/gradtutor/checks``: every exercise's check at every grading variant, kept by code digest
+  for the next runtime build (mode 0700, root's).
 * accounts: ``<prefix>teacher`` and the teaching assistant ``<prefix>ta`` (both in
   ``gradtutor-staff``) and students, homes mode 0700, no login shell (``/usr/sbin/nologin``: the
   hub is their only way in), each with a password kept only in ``ROOT/class.json`` (mode 0600,
@@ -55,6 +57,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 OPT = Path("/opt/gradtutor")
 ENVS = {"student": OPT / "student", "instructor": OPT / "instructor"}
+# every grading variant's references, kept for the next runtime build (root's alone: mode 0700)
+CHECKS = OPT / "checks"
 STAFF = "gradtutor-staff"
 COURSE_ID = "gradtutor"
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -137,8 +141,14 @@ def _wheel_digest(wheel: Path) -> str:
 
 def _wheels(out: Path) -> dict[str, tuple[Path, ...]]:
     """The student runtime and the full package, built from this checkout."""
-    here = Path(sys.executable).parent
-    sh(here / "gradtutor", "runtime", out, capture_output=True)
+    # `gradtutor runtime`, after every variant's check is read from (or written to) CHECKS: the
+    # runtime decides which answers ship sealed from all grading variants, a minute of CPU to
+    # compute, the same until the code changes (answer_key.keep_checks keys it by the code)
+    build = ("import sys\nfrom pathlib import Path\nfrom gradtutor.key import answer_key, registry\n"
+             "from gradtutor.authoring.runtime import runtime_cli\n"
+             "answer_key.keep_checks(Path(sys.argv[1]), registry.ids())\n"
+             "sys.exit(runtime_cli(out_dir=Path(sys.argv[2])))")
+    sh(sys.executable, "-c", build, CHECKS, out, capture_output=True)
     sh(
         sys.executable,
         "-m",
@@ -171,18 +181,23 @@ def build_envs(log=print) -> None:
         for role, env in ENVS.items():
             stamp = env / ".gradtutor-base"
             if not stamp.exists() or stamp.read_text() != base_key:
-                log(f"building {env} (JupyterLab, nbgrader, torch: a few minutes, once)")
-                sh(SYSTEM_PYTHON, "-m", "venv", "--clear", env)
-                sh(
-                    env / "bin" / "python",
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--upgrade",
-                    "pip",
-                    capture_output=True,
-                )
+                if _same_python(env):
+                    # new pins (any line of constraints.txt, dev tools' too): pip installs only
+                    # what they change, in minutes less than a new venv
+                    log(f"updating {env} to the pins of constraints.txt")
+                else:
+                    log(f"building {env} (JupyterLab, nbgrader, torch: a few minutes, once)")
+                    sh(SYSTEM_PYTHON, "-m", "venv", "--clear", env)
+                    sh(
+                        env / "bin" / "python",
+                        "-m",
+                        "pip",
+                        "install",
+                        "--quiet",
+                        "--upgrade",
+                        "pip",
+                        capture_output=True,
+                    )
                 pip(env, TORCH)
                 pip(env, *BASE)
                 stamp.write_text(base_key)
@@ -203,6 +218,17 @@ def build_envs(log=print) -> None:
     (OPT / "bin").mkdir(exist_ok=True)
     shutil.copyfile(REPO / "hub" / "confine", OPT / "bin" / "confine")
     (OPT / "bin" / "confine").chmod(0o755)
+
+
+def _same_python(env: Path) -> bool:
+    """Is ``env`` a venv of this machine's SYSTEM_PYTHON, at its version (one pip can update)?"""
+    python = env / "bin" / "python"
+    if not python.exists():
+        return False
+    ask = ["-c", "import sys; print(sys.version)"]
+    mine = subprocess.run([str(python), *ask], capture_output=True, text=True)
+    system = subprocess.run([SYSTEM_PYTHON, *ask], capture_output=True, text=True)
+    return mine.returncode == 0 and mine.stdout == system.stdout
 
 
 def _student_tools_only(env: Path) -> None:
@@ -548,8 +574,7 @@ def students_must_not_read(checkout: Path = REPO, tmp: Path = Path("/tmp")) -> l
     """Every existing path that must not be open to other accounts."""
     found = [checkout / name for name in CHECKOUT_PRIVATE if (checkout / name).exists()]
     found += [p for p in sorted(tmp.glob("gradtutor-*")) if p.is_dir() and _holds_a_copy(p)]
-    if ENVS["instructor"].exists():
-        found.append(ENVS["instructor"])
+    found += [p for p in (ENVS["instructor"], CHECKS) if p.exists()]
     return found
 
 

@@ -8,6 +8,7 @@ one while the first still runs, and every test of the second module errors.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -32,6 +33,8 @@ LONG_FIRST = (
     "test_build.py",
     "test_runtime.py",
     "test_hostile_messages.py",
+    "test_practice.py",  # every grading variant of every exercise, computed when its tests run
+    "test_sealed.py",
     "test_notebooks.py",
     "test_giveaways.py",
     "test_late_policy.py",
@@ -42,6 +45,18 @@ LONG_FIRST = (
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: i for i, name in enumerate(LONG_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable within a file
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_course_build_per_chapter(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """kit.make_course copies one build of each chapter's course, made once in the run: a dozen
+    files ask for chapter 1's, 19 times, each build ~10 s of nbgrader on a quiet machine. The folder is this
+    run's (pytest-xdist's workers share their run's base folder), so no other run's build and
+    no earlier code can be copied."""
+    from hostile import kit
+
+    base = tmp_path_factory.getbasetemp()
+    kit.TEMPLATES = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "courses"
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,9 @@ parameters (which the hidden variants must catch).
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import fcntl
 import math
 import shutil
 from collections.abc import Callable
@@ -28,11 +30,44 @@ def first_chapter() -> Chapter:
     return registry.chapters()[0]
 
 
+# where make_course keeps the one build of each chapter's course that it copies (tests/conftest.py
+# sets it for the run: a folder every pytest worker of the run shares, no other run)
+TEMPLATES: Path | None = None
+
+
 def make_course(root: Path, chapter: Chapter) -> NotebookNode:
-    """Source + gradebook + release for one chapter; returns the released notebook."""
+    """Source + gradebook + release for one chapter; returns the released notebook. A copy of
+    the run's one build of the chapter (source notebook, then nbgrader generate_assignment: the
+    same files wherever the course is), built by whichever worker asks first."""
     shutil.rmtree(root, ignore_errors=True)
+    if TEMPLATES is None:
+        _build_course(root, chapter)
+    else:
+        shutil.copytree(_template(TEMPLATES, chapter), root, symlinks=True)
+    return released(root, chapter)
+
+
+def _build_course(root: Path, chapter: Chapter) -> None:
     build.write_source(chapter, root)
-    return nbformat.read(build.release(chapter, root), as_version=4)
+    build.release(chapter, root)
+
+
+def _template(folder: Path, chapter: Chapter) -> Path:
+    """The chapter's course, built once under a lock the workers share."""
+    done = folder / chapter.slug
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / f"{chapter.slug}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not done.exists():
+                building = folder / f".{chapter.slug}-building"
+                shutil.rmtree(building, ignore_errors=True)
+                _build_course(building, chapter)
+                building.rename(done)  # whole or not at all: a failed build leaves no template
+        finally:
+            with contextlib.suppress(OSError):
+                fcntl.flock(lock, fcntl.LOCK_UN)
+    return done
 
 
 def exercises_of(nb: NotebookNode) -> list[Exercise]:
