@@ -198,6 +198,8 @@ def parse() -> argparse.Namespace:
     p.add_argument("--assignment", action="append", help="only these chapters (repeatable)")
     p.add_argument("--solutions", action="store_true",
                    help="run each chapter's source notebook (every answer right), not the submissions")
+    p.add_argument("--students", type=int, default=0, metavar="N",
+                   help="only the first N students (by name), for a quicker profile")
     p.add_argument("--by-exercise", type=int, default=0, metavar="N",
                    help="also list the N exercises whose answer reads cost most CPU")
     p.add_argument("--notebook-cells", action="store_true",
@@ -222,6 +224,9 @@ def main() -> None:
                  ("source", a, f"{nb}.ipynb")) for a in assignments for nb in sources[a]]
     else:
         subs = [(s, None) for s in submission.find(course, assignments)]
+        if args.students:
+            first = sorted({s.student for s, _ in subs})[:args.students]
+            subs = [(s, parts) for s, parts in subs if s.student in first]
     loaded = [(s, submission.load(course, s, sources[s.assignment][s.notebook], parts))
               for s, parts in subs]
     readable = [(s, parts, job) for (s, parts), (_, (_, job, _)) in zip(subs, loaded, strict=True)
