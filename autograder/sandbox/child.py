@@ -75,7 +75,7 @@ def run(job_fd: int, answer_fd: int, uid: int, config: SandboxConfig, shell: Any
     try:
         send({"type": "ready", "spent": clock.spent})
         spent = {"child: cells": 0.0, "child: answer re-runs": 0.0, "child: guard restore": 0.0}
-        _run(job, shell, guard, send, config.limits, spent)
+        run_job(job, shell, guard, send, config.limits, spent)
         send({"type": "done", "spent": spent})
     except BaseException:
         code = 3
@@ -222,9 +222,10 @@ def _sender(fd: int):
     return send
 
 
-def _run(job: Job, shell: Any, guard: Any, send, limits: Limits, spent: dict[str, float]) -> None:
+def run_job(job: Job, shell: Any, guard: Any, send, limits: Limits, spent: dict[str, float]) -> None:
     """Run the cells; ``spent`` gets the wall time of cells, answer re-runs and guard restores
-    (a profile only: student code runs in between and could change it)."""
+    (a profile only: student code runs in between and could change it). Public for the
+    benchmark's floor (bench/floor.py), which runs the same loop in one warm process."""
     now = time.perf_counter
     history: list[str] = [""]
     errors: dict[str, str] = {}  # a failed cell's source -> the exception's class name
