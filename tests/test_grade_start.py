@@ -2,7 +2,8 @@
 
 Behaviour only, never time: the references are computed once per version of the code and read
 back after (`keep_checks`, kept in the course folder, private); the zygote is started before
-the parent loads the references; the recorder's gradebook transaction is all or nothing; the
+the parent loads torch, and the first child is forked before the references are computed
+(only the judge needs them); the recorder's gradebook transaction is all or nothing; the
 child's profile figures are read like any other message from the sandbox; the judge's fast
 comparison of small tensors gives torch's verdicts.
 """
@@ -102,9 +103,10 @@ def test_second_run_computes_no_reference_and_the_zygote_starts_first() -> None:
     assert first["counts"]["references computed"] == exercises
     kept = course / "gradtutor" / "cache" / "checks"
     assert len(list(kept.glob("*.json"))) == exercises
-    # the zygote was started before this process loaded torch and the references
+    # the zygote was started before this process loaded torch; the children do not wait for
+    # the references (only the judge needs them): the first is forked before they are computed
     marks = first["marks_s"]
-    assert marks["zygote spawned"] < marks["references ready"] < marks["first fork requested"]
+    assert marks["zygote spawned"] < marks["first fork requested"] < marks["references ready"]
     results = {p.name: json.loads(p.read_text())["score"]
                for p in (course / "gradtutor" / "results").glob("*/*.json")}
 

@@ -346,7 +346,7 @@ class Sandbox:
                 self.groups, note = cgroups.open_groups(self.limits, workers, root=self.root)
             if note:
                 print(note, file=sys.stderr)
-        pending = list(jobs)[::-1]
+        pending = _Pending(jobs)
         running: dict[int, _Running] = {}
         sel = selectors.DefaultSelector()
 
@@ -483,6 +483,28 @@ class Sandbox:
         """Nothing of the submission outlives it: its group killed and removed."""
         if run.group is not None and self.groups is not None:
             self.groups.retire(run.group)
+
+
+class _Pending:
+    """The jobs not started yet, taken from ``jobs`` one at a time as a worker frees: the
+    caller may read each submission only when its child is about to be forked."""
+
+    _END = object()
+
+    def __init__(self, jobs: Iterable[tuple[Any, Job]]) -> None:
+        self._jobs = iter(jobs)
+        self._next: Any = None
+
+    def __bool__(self) -> bool:
+        if self._next is None:
+            self._next = next(self._jobs, self._END)
+        return self._next is not self._END
+
+    def pop(self) -> tuple[Any, Job]:
+        if not self:
+            raise IndexError("no job left")
+        job, self._next = self._next, None
+        return job
 
 
 def _readable(sock: socket.socket, timeout: float) -> bool:
