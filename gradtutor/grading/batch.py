@@ -91,7 +91,7 @@ def _grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, 
           f"{len(todo)} to grade with {workers} worker(s).", file=sys.stderr)
     with prof.step("start: skip graded"):
         graded = {g for g in groups if g not in todo}
-        stored = store.load_results(course, assignment)
+        stored = store.load_results(course, assignment) if graded else []  # --force: none
         # their fingerprints need the references: read back, as the grading below does
         prof.count("references computed", len(keep_checks(course.checks_cache, _exercises(stored, graded))))
         stale = stale_units(stored, graded)

@@ -10,6 +10,7 @@ module imports only what starting the zygote needs; ``gradtutor.grading.batch`` 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,23 +24,21 @@ def grade_cli(*, course_dir: Path, gather: bool = False, profile: bool = False,
     prof = Profile(enabled=profile)
     prof.add("start: imports", prof.since_start())
     sandbox = None if gather else _early_zygote(course_dir, student_python, prof)
+    _without_iri_grammar()
     with prof.step("start: judge's imports"):
         # torch, nbformat and nbgrader: seconds to import, while the zygote warms up
         from gradtutor.grading import batch
-    _one_thread()
 
     return batch.grade_cli(course_dir=course_dir, gather=gather, profile=prof,
                            student_python=student_python, sandbox=sandbox, **options)
 
 
-def _one_thread() -> None:
-    """torch single-threaded in this process: it works on tiny tensors (references, the
-    judge's comparisons) while the children keep every core busy, and a second thread only
-    spins at each op's barrier (the references of 138 exercises, measured on a loaded machine:
-    6 s of CPU with one thread, 40 s with two)."""
-    import torch  # loaded already by ``batch`` (the judge's imports)
-
-    torch.set_num_threads(1)
+def _without_iri_grammar() -> None:
+    """jsonschema (imported by nbformat) builds rfc3987-syntax's IRI grammar when that package
+    is installed: 1.3 s of CPU, most of this process's imports. No schema the grader validates
+    (notebooks, nbformat's) has an "iri" format, so this process goes without those two format
+    checks; every other check stays."""
+    sys.modules.setdefault("rfc3987_syntax", None)  # None: its import fails, jsonschema skips it
 
 
 def _early_zygote(course_dir: Path, student_python: Path | None, prof: Profile) -> Any:
