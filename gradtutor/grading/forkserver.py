@@ -238,6 +238,7 @@ class Sandbox:
             self.send_imports(())  # none were sent: the zygote must not wait for them
             with self.profile.step("start: wait for zygote"):
                 self._await(lambda m: m.get("op") == "ready", ZYGOTE_START_SECONDS, "start")
+            self.profile.mark("zygote ready")  # as this process sees it (it may come later)
             self.ready = True
 
     # --- control channel ---
