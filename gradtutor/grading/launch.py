@@ -10,7 +10,6 @@ module imports only what starting the zygote needs; ``gradtutor.grading.batch`` 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,21 +23,12 @@ def grade_cli(*, course_dir: Path, gather: bool = False, profile: bool = False,
     prof = Profile(enabled=profile)
     prof.add("start: imports", prof.since_start())
     sandbox = None if gather else _early_zygote(course_dir, student_python, prof)
-    _without_iri_grammar()
     with prof.step("start: judge's imports"):
         # torch, nbformat and nbgrader: seconds to import, while the zygote warms up
         from gradtutor.grading import batch
 
     return batch.grade_cli(course_dir=course_dir, gather=gather, profile=prof,
                            student_python=student_python, sandbox=sandbox, **options)
-
-
-def _without_iri_grammar() -> None:
-    """jsonschema (imported by nbformat) builds rfc3987-syntax's IRI grammar when that package
-    is installed: 1.3 s of CPU, most of this process's imports. No schema the grader validates
-    (notebooks, nbformat's) has an "iri" format, so this process goes without those two format
-    checks; every other check stays."""
-    sys.modules.setdefault("rfc3987_syntax", None)  # None: its import fails, jsonschema skips it
 
 
 def _early_zygote(course_dir: Path, student_python: Path | None, prof: Profile) -> Any:
