@@ -2,7 +2,8 @@
 
 Behaviour only, never time: the references are computed once per version of the code and read
 back after (`keep_checks`, kept in the course folder, private); the zygote is started before
-the parent loads the references; the recorder's gradebook transaction is all or nothing; the
+the parent loads torch, and the first child is forked before the references are computed
+(only the judge needs them); the recorder's gradebook transaction is all or nothing; the
 child's profile figures are read like any other message from the sandbox; the judge's fast
 comparison of small tensors gives torch's verdicts.
 """
@@ -102,9 +103,10 @@ def test_second_run_computes_no_reference_and_the_zygote_starts_first() -> None:
     assert first["counts"]["references computed"] == exercises
     kept = course / "gradtutor" / "cache" / "checks"
     assert len(list(kept.glob("*.json"))) == exercises
-    # the zygote was started before this process loaded torch and the references
+    # the zygote was started before this process loaded torch; the children do not wait for
+    # the references (only the judge needs them): the first is forked before they are computed
     marks = first["marks_s"]
-    assert marks["zygote spawned"] < marks["references ready"] < marks["first fork requested"]
+    assert marks["zygote spawned"] < marks["first fork requested"] < marks["references ready"]
     results = {p.name: json.loads(p.read_text())["score"]
                for p in (course / "gradtutor" / "results").glob("*/*.json")}
 
@@ -140,3 +142,26 @@ def test_small_tensors_compare_in_python_as_torch_does(pairs, rtol, atol, same) 
     a = torch.tensor([x for x, _ in pairs], dtype=torch.float64)
     b = a.clone() if same else torch.tensor([y for _, y in pairs], dtype=torch.float64)
     assert kinds.numbers_close(a, b, rtol, atol) == _torch_close(a, b, rtol, atol)
+
+
+def test_references_are_the_same_bits_on_any_number_of_threads() -> None:
+    """A reduction split over threads adds in another order: references are computed on one
+    thread wherever they are computed (grade, regrade, the build, any machine), so a unit's
+    fingerprint does not depend on where it was computed (batchnorm_backward's did)."""
+    ex = registry.get("batchnorm_backward")
+    before = torch.get_num_threads()
+    seen = []
+    try:
+        for threads in (1, 2, 4):
+            torch.set_num_threads(threads)
+            seen.append([_bits(answer_key.variant_at(ex, params)) for params in ex.variants()])
+            assert torch.get_num_threads() == threads  # given back
+    finally:
+        torch.set_num_threads(before)
+    assert seen[0] == seen[1] == seen[2]
+
+
+def _bits(variant) -> str:
+    """Every float of a variant, as the cache stores it (all 17 digits)."""
+    return json.dumps([kinds.canonical_to_json(variant.reference),
+                       [[i, kinds.canonical_to_json(c)] for i, c in variant.wrong]])

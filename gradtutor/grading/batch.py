@@ -12,17 +12,20 @@ bug here) leaves the submission not graded: nothing is stored, and the next run 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
+from autograder.contract import Job
 from autograder.sandbox.limits import Limits
-from gradtutor.course import Course, grade_ids
+from gradtutor.course import Course, grade_cells, grade_ids
 from gradtutor.grading import forkserver
 from gradtutor.grading.forkserver import NEEDS_ROOT
 from gradtutor.grading.profile import OFF, Profile
@@ -88,7 +91,7 @@ def _grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, 
           f"{len(todo)} to grade with {workers} worker(s).", file=sys.stderr)
     with prof.step("start: skip graded"):
         graded = {g for g in groups if g not in todo}
-        stored = store.load_results(course, assignment)
+        stored = store.load_results(course, assignment) if graded else []  # --force: none
         # their fingerprints need the references: read back, as the grading below does
         prof.count("references computed", len(keep_checks(course.checks_cache, _exercises(stored, graded))))
         stale = stale_units(stored, graded)
@@ -239,27 +242,49 @@ def _grade(course: Course, todo: dict[Group, list[Submission]], *, workers: int,
                 return dict.fromkeys(todo, f"the grading sandbox could not start ({e})")
         profile.mark("zygote spawned")
     with sandbox:
-        with profile.step("start: read notebooks"):
+        with profile.step("start: read notebooks"):  # the lessons: each submission is read later
             sources = {a: course.source_notebooks(a) for a in {g[1] for g in todo}}
             sandbox.send_imports(lesson_imports(sources))
-            loaded = {s: load(course, s, sources[s.assignment][s.notebook]) for subs in todo.values()
-                      for s in subs}
-        with profile.step("start: references"):
-            computed = keep_checks(course.checks_cache,
-                                   {e for _, job, _ in loaded.values() if job is not None for e in job.specs})
-        profile.mark("references ready")
-        profile.count("references computed", len(computed))
-        return _run_batch(course, todo, sandbox, sources, loaded, workers=workers, limits=limits,
+        return _run_batch(course, todo, sandbox, sources, workers=workers, limits=limits,
                           to_gradebook=to_gradebook, profile=profile)
 
 
+def _references_needed(todo: dict[Group, list[Submission]], sources: dict) -> list[str]:
+    """The exercises the judge will need, in the order their submissions are run: the graded
+    cells of the source notebooks (``sanitise`` puts back the ones a student deleted)."""
+    known = set(registry.ids())
+    notebooks = dict.fromkeys((s.assignment, s.notebook) for subs in todo.values() for s in subs)
+    return list(dict.fromkeys(gid for a, nb in notebooks for gid, _ in grade_cells(sources[a][nb])
+                              if gid in known))
+
+
+def _jobs(course: Course, todo: dict[Group, list[Submission]], sources: dict, loaded: dict,
+          unreadable: Callable[[Submission], None], forked: Callable[[], None], profile: Profile
+          ) -> Iterator[tuple[Submission, Job]]:
+    """Each submission read when its child is about to be forked (the first child waits for
+    one notebook, not the class's); an unreadable one goes to ``unreadable``, run by nothing.
+    ``forked`` is called once a job's child was started (the sandbox asks for the next job
+    only then)."""
+    for subs in todo.values():
+        for sub in subs:
+            with profile.step("read notebook"):
+                loaded[sub] = load(course, sub, sources[sub.assignment][sub.notebook])
+            job = loaded[sub][1]
+            if job is None:  # unreadable: the student's problem, scored without running anything
+                unreadable(sub)
+            else:
+                yield sub, job
+                forked()
+
+
 def _run_batch(course: Course, todo: dict[Group, list[Submission]], sandbox: Any,
-               sources: dict, loaded: dict, *, workers: int, limits: Limits, to_gradebook: bool,
+               sources: dict, *, workers: int, limits: Limits, to_gradebook: bool,
                profile: Profile = OFF) -> dict[Group, str]:
     """Run the children; each student's finished assignment goes to the recorder's thread,
     which judges and stores it while the next children run."""
     outcomes: dict[Group, list[tuple[Submission, Any]]] = defaultdict(list)
     queued: set[Group] = set()
+    loaded: dict = {}  # filled as the notebooks are read (``_jobs``)
     tqdm.monitor_interval = 0  # no monitor thread: the recorder's is the only other one
     with tqdm(total=len(todo), unit="student", desc="grading", file=sys.stderr,
               dynamic_ncols=True) as bar:
@@ -269,7 +294,8 @@ def _run_batch(course: Course, todo: dict[Group, list[Submission]], sandbox: Any
             bar.update(1)
 
         recorder = Recorder(course, sources, loaded, limits, to_gradebook=to_gradebook,
-                            profile=profile, on_stored=stored)
+                            profile=profile, on_stored=stored,
+                            references=_references_needed(todo, sources))
         try:
             def record(sub: Submission, outcome: Any) -> None:
                 group = (sub.student, sub.assignment)
@@ -278,16 +304,15 @@ def _run_batch(course: Course, todo: dict[Group, list[Submission]], sandbox: Any
                     queued.add(group)
                     recorder.put(group, outcomes.pop(group))
 
-            jobs = []
-            for sub, (_, job, _) in loaded.items():
-                if job is None:  # unreadable: the student's problem, scored without running anything
-                    record(sub, None)
-                else:
-                    jobs.append((sub, job))
+            jobs = _jobs(course, todo, sources, loaded, lambda sub: record(sub, None),
+                         recorder.children_started, profile)
+            first = next(jobs, None)  # read before the zygote is waited for
             sandbox_failed = ""
-            if jobs:
+            if first is not None:
                 try:
-                    sandbox.grade_all(jobs, workers=workers, on_done=lambda o: record(o.key, o))
+                    sandbox.grade_all(itertools.chain([first], jobs), workers=workers,
+                                      on_done=lambda o: record(o.key, o),
+                                      count=sum(map(len, todo.values())))
                 except forkserver.SandboxError as e:  # nothing after this point was the students'
                     sandbox_failed = str(e)
         finally:

@@ -27,7 +27,7 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -242,6 +242,7 @@ class Sandbox:
             self.send_imports(())  # none were sent: the zygote must not wait for them
             with self.profile.step("start: wait for zygote"):
                 self._await(lambda m: m.get("op") == "ready", ZYGOTE_START_SECONDS, "start")
+            self.profile.mark("zygote ready")  # as this process sees it (it may come later)
             self.ready = True
 
     # --- control channel ---
@@ -380,15 +381,17 @@ class Sandbox:
         self.spares.clear()
 
     def grade_all(self, jobs: Iterable[tuple[Any, Job]], *, workers: int,
-                  on_done: Callable[[Outcome], None]) -> None:
-        """Run every job in its own child, ``workers`` at a time; ``on_done`` gets each outcome."""
+                  on_done: Callable[[Outcome], None], count: int | None = None) -> None:
+        """Run every job in its own child, ``workers`` at a time; ``on_done`` gets each outcome.
+        ``count`` (at most how many jobs ``jobs`` yields, when it is read lazily) bounds the
+        children forked ahead."""
         self.wait_ready()
         if self.groups is None:
             with self.profile.step("start: cgroups"):
                 self.groups, note = cgroups.open_groups(self.limits, workers, root=self.root)
             if note:
                 print(note, file=sys.stderr)
-        pending = list(jobs)[::-1]
+        pending = _Pending(jobs, count)
         running: dict[int, _Running] = {}
         sel = selectors.DefaultSelector()
 
@@ -532,6 +535,38 @@ class Sandbox:
             if self.profile.enabled and run.cpu_s is None and not run.group.ended:
                 run.cpu_s = run.group.cpu_seconds()
             self.groups.retire(run.group)
+
+
+class _Pending:
+    """The jobs not started yet, taken from ``jobs`` one at a time as a worker frees: the
+    caller may read each submission only when its child is about to be forked."""
+
+    _END = object()
+
+    def __init__(self, jobs: Iterable[tuple[Any, Job]], count: int | None = None) -> None:
+        # at most this many left: a lazy source may skip some (unreadable notebooks)
+        self._left = len(jobs) if isinstance(jobs, Sized) else count
+        self._jobs = iter(jobs)
+        self._next: Any = None
+
+    def __len__(self) -> int:
+        """At most how many jobs are left (1 while one is known and the count is not)."""
+        if not self:
+            return 0
+        return 1 if self._left is None else max(1, self._left)
+
+    def __bool__(self) -> bool:
+        if self._next is None:
+            self._next = next(self._jobs, self._END)
+        return self._next is not self._END
+
+    def pop(self) -> tuple[Any, Job]:
+        if not self:
+            raise IndexError("no job left")
+        job, self._next = self._next, None
+        if self._left is not None:
+            self._left -= 1
+        return job
 
 
 def _readable(sock: socket.socket, timeout: float) -> bool:

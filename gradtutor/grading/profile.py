@@ -29,8 +29,8 @@ class Step:
 # the parent's steps, in the order a submission meets them (a step not listed sorts last)
 PARENT_ORDER = (
     "start: imports", "start: zygote spawned", "start: judge's imports", "start: find submissions",
-    "start: skip graded", "start: read notebooks", "start: references", "start: wait for zygote",
-    "start: cgroups", "start: gradebook open",
+    "start: skip graded", "start: read notebooks", "start: wait for zygote",
+    "start: cgroups", "start: gradebook open", "references", "read notebook",
     "fork request", "fork wait", "cgroup placement", "job encode", "job write", "read messages",
     "poll and reap", "judge", "autograded notebook", "gradebook", "results file",
     "wait for children",

@@ -10,13 +10,20 @@ leaves every submission either stored whole or graded again by the next run. Whe
 transaction fails, each of its submissions is stored alone, so one failure costs one
 submission. The thread spends most of its time where the main loop waits (in ``select``, for
 the zygote's fork, on the disk), so on two cores its work hides behind the children's.
+
+The references are the judge's alone (a child never needs one), so they are kept here too
+(``keep_checks``: read from the course's private cache, computed where missing): those of a
+student's assignment before it is judged, the others while nothing waits to be judged once
+the first child is forked. On a course never graded, the children run while the references
+are computed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +32,7 @@ from autograder.sandbox.limits import Limits
 from gradtutor.course import Course, grade_ids
 from gradtutor.grading import scoring
 from gradtutor.grading.profile import OFF, Profile
-from gradtutor.key.answer_key import grader_fingerprint
+from gradtutor.key.answer_key import grader_fingerprint, keep_checks
 from gradtutor.records import gradebook, store
 from gradtutor.records.results import SubmissionResult
 from gradtutor.records.submissions import Submission
@@ -47,10 +54,16 @@ class Recorder:
 
     def __init__(self, course: Course, sources: dict[str, dict[str, Any]], loaded: dict,
                  limits: Limits, *, to_gradebook: bool, profile: Profile = OFF,
-                 on_stored: Callable[[Group], None] = lambda group: None) -> None:
+                 on_stored: Callable[[Group], None] = lambda group: None,
+                 references: Sequence[str] = ()) -> None:
+        """``references``: the exercises whose references the judge will need, the first
+        needed first; ``loaded`` fills in while the recorder runs (notebooks are read as their
+        children are forked)."""
         self.course, self.sources, self.loaded, self.limits = course, sources, loaded, limits
         self.to_gradebook, self.profile, self.on_stored = to_gradebook, profile, on_stored
         self.not_graded: dict[Group, str] = {}
+        self._missing = list(dict.fromkeys(references))  # references not kept yet, in order
+        self._started = threading.Event()
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="gradtutor-recorder", daemon=True)
         self._thread.start()  # opens the gradebook (nbgrader: seconds to import) meanwhile
@@ -77,7 +90,7 @@ class Recorder:
         try:
             stop = False
             while not stop:
-                items = [self._queue.get()]
+                items = [self._wait()]
                 while len(items) < MAX_BATCH:
                     try:
                         items.append(self._queue.get_nowait())
@@ -93,6 +106,39 @@ class Recorder:
         finally:
             if book is not None:
                 book.close()
+
+    def children_started(self) -> None:
+        """The first child is forked: references may now be kept while nothing waits (before,
+        the zygote's warm-up and the parent's start-up have the cores)."""
+        self._started.set()
+
+    def _wait(self) -> Any:
+        """The next item put; while none is waiting (and children run), the next reference is
+        kept meanwhile."""
+        while self._missing:
+            try:
+                if not self._started.is_set():
+                    return self._queue.get(timeout=0.05)
+                return self._queue.get_nowait()
+            except queue.Empty:
+                if self._started.is_set():
+                    with contextlib.suppress(Exception):  # its submissions say why when judged
+                        self._keep(self._missing[:1])
+        return self._queue.get()
+
+    def _keep(self, exercise_ids: list[str]) -> None:
+        """These exercises' references read back or computed (``keep_checks``), once."""
+        wanted = [e for e in exercise_ids if e in self._missing]
+        if not wanted:
+            return
+        try:
+            with self.profile.step("references"):
+                self.profile.count("references computed",
+                                   len(keep_checks(self.course.checks_cache, wanted)))
+        finally:  # a unit that fails is not tried again here: the judge says why
+            self._missing = [e for e in self._missing if e not in wanted]
+            if not self._missing:
+                self.profile.mark("references ready")
 
     def _fail_all(self, why: str) -> None:
         while (item := self._queue.get()) is not _STOP:
@@ -148,6 +194,8 @@ class Recorder:
         ungraded = [o.not_graded for _, o in done if o is not None and o.not_graded]
         if ungraded:
             return ungraded[0]
+        self._keep([e for sub, _ in done if self.loaded[sub][1] is not None
+                    for e in self.loaded[sub][1].specs])
         sources = self.sources[group[1]]
         parts = []
         for sub, outcome in sorted(done, key=lambda d: d[0].notebook):

@@ -14,7 +14,7 @@ import importlib.util
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -31,8 +31,31 @@ from gradtutor.key.exercise import Exercise, Params
 
 def variant_at(ex: Exercise, params: Params) -> Variant:
     """The reference and every listed wrong answer at these values, as canonical values."""
-    return Variant(quietly(ex.kind.of, quietly(ex.reference, **params)),
-                   tuple((i, quietly(ex.kind.of, quietly(w.value, **params))) for i, w in enumerate(ex.wrong)))
+    with single_threaded():
+        return Variant(quietly(ex.kind.of, quietly(ex.reference, **params)),
+                       tuple((i, quietly(ex.kind.of, quietly(w.value, **params)))
+                             for i, w in enumerate(ex.wrong)))
+
+
+@contextlib.contextmanager
+def single_threaded() -> Iterator[None]:
+    """torch on one thread meanwhile, as in the sandbox. References are the same bits wherever
+    they are computed (grade, regrade, the build; any number of cores): a reduction split over
+    threads adds in another order (batchnorm_backward's last bits differed with 2 threads), and
+    its fingerprint would differ. One thread is also faster here: the tensors are tiny, and
+    beside busy grading children a second thread only spins (138 exercises, a loaded machine:
+    6 s of CPU with one thread, 40 s with two)."""
+    import torch  # loaded already (autograder.judge); named here, where it is used
+
+    before = torch.get_num_threads()
+    if before == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 # full checks read back from a trusted cache folder (``keep_checks``): every variant's values
