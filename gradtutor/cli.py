@@ -59,8 +59,25 @@ def _parser() -> argparse.ArgumentParser:
     # imported when the command runs, so that `gradtutor --help` stays instant
     p.set_defaults(run=_lazy("gradtutor.key.listing:print_key"))
 
-    p = sub.add_parser("grade", help="grade every submission under COURSE_DIR/submitted/ in "
-                                     "parallel, isolated workers; resumable")
+    p = sub.add_parser(
+        "grade", help="grade every submission under COURSE_DIR/submitted/ in parallel, isolated "
+                      "workers; resumable",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Grade every submission under COURSE_DIR/submitted/STUDENT/ASSIGNMENT/.\n\n"
+                    "Each notebook runs in its own isolated child (its own namespaces, no\n"
+                    "network, a cgroup where the machine has them); each answer is judged at the\n"
+                    "hidden values against the reference.\n"
+                    "Scores go to nbgrader's gradebook (COURSE_DIR/gradebook.db), the\n"
+                    "autograded notebooks to COURSE_DIR/autograded/, each submission's results\n"
+                    "to COURSE_DIR/gradtutor/results/. Submissions already graded are skipped,\n"
+                    "so a stopped run resumes where it was; a broken notebook gets a score and\n"
+                    "a reason, never stops the batch.",
+        epilog="examples:\n"
+               "  gradtutor grade course/                          the whole class\n"
+               "  gradtutor grade course/ --assignment ch01_graphs one chapter\n"
+               "  gradtutor grade course/ --profile                where the time went\n"
+               "  gradtutor report course/                         then the class report\n"
+               "after a change to an exercise unit: gradtutor regrade course/")
     p.add_argument("course_dir", type=Path, help="an nbgrader course folder")
     p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
