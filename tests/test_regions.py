@@ -13,13 +13,13 @@ from __future__ import annotations
 import random
 
 import pytest
-import torch
 
 from autograder.answers import read_all
 from autograder.judge import GENERIC, judge, quietly, same
 from autograder.plain import to_plain
 from gradtutor.key import answer_key, registry
 from gradtutor.key.answer_key import practice_check, practice_params
+from gradtutor.key.slips import SLIPS, slipped
 
 EXERCISES = registry.all_exercises()
 IDS = [ex.id for ex in EXERCISES]
@@ -74,22 +74,6 @@ def test_each_wrong_answer_differs_from_the_reference_somewhere_and_agrees_only_
 # the generic slips made from the reference itself; the others need more than the reference
 # (per_element: the entries behind a sum; typed_in and shown_values_only: an answer held fixed
 # while the values move, tested in tests/test_practice.py)
-def _rounded(t: torch.Tensor) -> torch.Tensor:
-    flat = [float(f"{v:.3g}") for v in t.reshape(-1).tolist()]
-    return torch.tensor(flat, dtype=t.dtype).reshape(t.shape)
-
-
-SLIPS = {
-    "sign_flipped": lambda t: -t,
-    "factor_two": lambda t: 2 * t,
-    "factor_half": lambda t: t / 2,
-    "factor_k": lambda t: 3 * t,
-    "factor_one_over_k": lambda t: t / 3,
-    "transposed": lambda t: t.T if t.dim() == 2 else t,
-    "rounded": _rounded,
-    "summed": lambda t: t.sum() if t.numel() > 1 else t,
-    "reordered": lambda t: t.reshape(-1).flip(0).reshape(t.shape),
-}
 NOT_FROM_THE_REFERENCE = {"per_element", "typed_in", "shown_values_only"}
 
 
@@ -97,20 +81,9 @@ def test_the_slips_tried_are_the_judges_catalogue():
     assert set(SLIPS) | NOT_FROM_THE_REFERENCE == set(GENERIC)
 
 
-def _slipped(value, slip: str):
-    """``value`` (a canonical answer) with the slip applied to each floating-point tensor in it."""
-    if isinstance(value, torch.Tensor):
-        return SLIPS[slip](value) if value.is_floating_point() else value
-    if isinstance(value, dict):
-        return {k: _slipped(v, slip) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(_slipped(v, slip) for v in value)
-    return value
-
-
 def _differs(ex, ref, slip: str) -> bool:
     try:
-        return not same(ex.kind, _slipped(ref, slip), ref)
+        return not same(ex.kind, slipped(ref, slip), ref)
     except Exception:  # a slip the kind cannot even compare (another shape): it differs
         return True
 

@@ -33,6 +33,7 @@ import torch
 from autograder.judge import quietly, same
 from gradtutor.key import registry
 from gradtutor.key.exercise import Exercise
+from gradtutor.key.slips import SLIPS, slipped
 
 # close to 1 first; a wider second tier for a kind compared loosely (rtol 1e-3: xent_grad_single)
 FACTORS = (1.0375, 0.9625, 1.0625, 0.9375, 1.0875, 1.1125, 0.8875, 1.1375,
@@ -41,28 +42,6 @@ FACTORS = (1.0375, 0.9625, 1.0625, 0.9375, 1.0875, 1.1125, 0.8875, 1.1375,
 
 def canon(ex: Exercise, params: dict) -> Any:
     return quietly(ex.kind.of, quietly(ex.reference, **params))
-
-
-def rounded(t: torch.Tensor) -> torch.Tensor:
-    flat = [float(f"{v:.3g}") for v in t.reshape(-1).tolist()]
-    return torch.tensor(flat, dtype=t.dtype).reshape(t.shape)
-
-
-SLIPS = {"sign_flipped": lambda t: -t, "factor_two": lambda t: 2 * t, "factor_half": lambda t: t / 2,
-         "factor_k": lambda t: 3 * t, "factor_one_over_k": lambda t: t / 3,
-         "transposed": lambda t: t.T if t.dim() == 2 else t, "rounded": rounded,
-         "summed": lambda t: t.sum() if t.numel() > 1 else t,
-         "reordered": lambda t: t.reshape(-1).flip(0).reshape(t.shape)}
-
-
-def slipped(value: Any, slip: str) -> Any:
-    if isinstance(value, torch.Tensor):
-        return SLIPS[slip](value) if value.is_floating_point() else value
-    if isinstance(value, dict):
-        return {k: slipped(v, slip) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(slipped(v, slip) for v in value)
-    return value
 
 
 def slips_shown(ex: Exercise, ref: Any) -> frozenset[str]:
