@@ -9,27 +9,14 @@ import math
 
 import pytest
 import torch
+from answer_runs import run_answer
 
-from autograder.answers import read_answer
 from autograder.harness import engine_report, loop_report
-from autograder.judge import judge, quietly
 from autograder.selfcheck import grade_feedback
 from exercises.ch10_capstone import _common as c
 from exercises.ch10_capstone.fix_training_loop import SOLUTION as LOOP_SOLUTION
 from exercises.ch10_capstone.value_engine import SOLUTION as ENGINE_SOLUTION
 from gradtutor.key import registry
-from gradtutor.key.answer_key import run_at, spec
-
-
-def run_answer(eid: str, source: str, namespace: dict | None = None):
-    """The answer cell run as grading runs it: shown values, then every hidden variant."""
-    ex = registry.get(eid)
-    ns: dict = dict(namespace or {})
-    exec("import torch\nimport torch.nn.functional as F", ns)
-    exec(ex.setup_code(ex.params), ns)
-    quietly(exec, source, ns)
-    answers = [read_answer(spec(ex), ns)] + [run_at(ex, ns, source, p) for p in ex.hidden]
-    return judge(eid, answers)
 
 
 def failing(table: dict) -> set[str]:

@@ -10,8 +10,8 @@ import random
 
 import pytest
 import torch
+from answer_runs import run_answer
 
-from autograder.answers import read_answer
 from autograder.backprop_harness import (
     NET_ROWS,
     STEPS,
@@ -20,21 +20,8 @@ from autograder.backprop_harness import (
     net_report,
     read_grad,
 )
-from autograder.judge import judge, quietly
 from exercises.ch11_tensors import _backprop as bp
 from gradtutor.key import registry
-from gradtutor.key.answer_key import run_at, spec
-
-
-def run_answer(eid: str, source: str):
-    """The answer cell run as grading runs it: shown values, then every hidden variant."""
-    ex = registry.get(eid)
-    ns: dict = {}
-    exec("import torch\nimport torch.nn.functional as F", ns)
-    exec(ex.setup_code(ex.params), ns)
-    quietly(exec, source, ns)
-    answers = [read_answer(spec(ex), ns)] + [run_at(ex, ns, source, p) for p in ex.hidden]
-    return judge(eid, answers)
 
 
 def solution(eid: str) -> str:

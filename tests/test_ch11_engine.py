@@ -10,11 +10,10 @@ import importlib.util
 import math
 from pathlib import Path
 
+import answer_runs
 import pytest
 import torch
 
-from autograder.answers import read_answer
-from autograder.judge import judge, quietly
 from autograder.tensor_harness import (
     ENGINE_ROWS,
     TARGET_ACCURACY,
@@ -30,8 +29,6 @@ from autograder.tensor_harness import (
 )
 from exercises.ch11_tensors import _common as c
 from exercises.ch11_tensors.tensor_engine import SOLUTION as ENGINE_SOLUTION
-from gradtutor.key import registry
-from gradtutor.key.answer_key import run_at, spec
 
 _spec = importlib.util.spec_from_file_location("novice_ch11", Path(__file__).parent / "novice" / "ch11.py")
 novice = importlib.util.module_from_spec(_spec)
@@ -39,14 +36,8 @@ _spec.loader.exec_module(novice)
 
 
 def run_answer(eid: str, source: str):
-    """The answer cell run as grading runs it: shown values, then every hidden variant."""
-    ex = registry.get(eid)
-    ns: dict = {}
-    exec("import torch", ns)
-    exec(ex.setup_code(ex.params), ns)
-    quietly(exec, source, ns)
-    answers = [read_answer(spec(ex), ns)] + [run_at(ex, ns, source, p) for p in ex.hidden]
-    return judge(eid, answers)
+    """The answer cell run as grading runs it, with only torch imported before the setup."""
+    return answer_runs.run_answer(eid, source, imports="import torch")
 
 
 def failing(table: dict) -> set[str]:

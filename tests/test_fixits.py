@@ -9,22 +9,9 @@ repaired code scores full marks on values it has never seen.
 from __future__ import annotations
 
 import pytest
+from answer_runs import run_answer
 
-from autograder.answers import read_answer
-from autograder.judge import judge, quietly
 from gradtutor.key import registry
-from gradtutor.key.answer_key import run_at, spec
-
-
-def run_answer(eid: str, source: str):
-    ex = registry.get(eid)
-    ns: dict = {}
-    exec("import torch\nimport torch.nn.functional as F", ns)
-    exec(ex.setup_code(ex.params), ns)
-    quietly(exec, source, ns)
-    answers = [read_answer(spec(ex), ns)] + [run_at(ex, ns, source, p) for p in ex.hidden]
-    return judge(eid, answers)
-
 
 BROKEN = {  # (exercise, the code as the student runs it, the diagnosis it must get)
     "inner_step_fix, the post's code": ("inner_step_fix", """
