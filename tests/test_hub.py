@@ -791,6 +791,11 @@ def _as(user: str, *cmd: str) -> subprocess.CompletedProcess:
     )
 
 
+def _others_can_reach(path: Path) -> bool:
+    """Whether an account that is neither owner nor group may pass through every folder above."""
+    return all(folder.stat().st_mode & 0o001 for folder in (path.resolve(), *path.resolve().parents))
+
+
 def test_the_set_up_leaves_nothing_for_students_to_read_and_prints_no_password(klass: dict) -> None:
     """Outside the hub, as a student's Unix account: the checkout's solutions, exercise units
     and a course copy in /tmp cannot be read (the set-up closed them), the checkout's README can.
@@ -800,7 +805,15 @@ def test_the_set_up_leaves_nothing_for_students_to_read_and_prints_no_password(k
     for name in classroom.CHECKOUT_PRIVATE:
         if (REPO / name).exists():
             assert (REPO / name).lstat().st_mode & 0o007 == 0, name
-    assert _as(RIGHT, "cat", str(REPO / "README.md")).returncode == 0
+    # the control: a student reads the README, unless the checkout sits where no student can go
+    # (CI clones into `mktemp -d`, mode 0700), when the README is refused as well
+    readme = _as(RIGHT, "cat", str(REPO / "README.md"))
+    if _others_can_reach(REPO):
+        assert readme.returncode == 0, readme.stderr
+    else:
+        assert readme.returncode != 0 and "Permission denied" in readme.stderr, readme
+    assert _as(RIGHT, "ls", tempfile.gettempdir()).returncode == 0  # the control for the copy
+    assert klass["copy"].stat().st_mode & 0o007 == 0
     copied = klass["copy"] / "source" / "answers.txt"
     hidden = (REPO / "solutions" / f"{SLUG}.ipynb", REPO / "exercises", copied)
     for path in hidden:
