@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 from hostile import kit
 
@@ -82,20 +83,39 @@ def _export(course: Path) -> dict[str, dict[str, str]]:
         return {row["student_id"]: row for row in csv.DictReader(f)}
 
 
+# Every student hands in the same solved notebook. Stock nbgrader executes it once per student,
+# in the first method's course; the other methods' stock courses are handed the notebooks that
+# run produced and autograde them with its two executing steps off (ClearOutput, Execute): what
+# is left is stock autograde itself, scoring those outputs (SaveAutoGrades) and applying the
+# method's late policy (AssignLatePenalties). Eight kernel runs of an identical notebook saved.
+REUSE_OUTPUTS = ("--ClearOutput.enabled=False", "--Execute.enabled=False")
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("term")
-    runs = {}
+    runs: dict = {}
+    slug = kit.first_chapter().slug
+    executed: Path | None = None  # the first stock course, whose notebooks nbgrader ran
     for method in METHODS:
         stock = _course(root / "stock", method)
         ours = root / "ours" / method
-        shutil.copytree(stock, ours)
+        shutil.copytree(stock, ours)  # gradtutor grades the notebooks as the students sent them
         (ours / "nbgrader_config.py").write_text(
             (stock / "nbgrader_config.py").read_text().replace(str(stock), str(ours)))
-        slug = kit.first_chapter().slug
-        done = subprocess.run([str(BIN / "nbgrader"), "autograde", slug, "--force"], cwd=stock,
+        if executed is not None:
+            for student, _, _ in STUDENTS:
+                shutil.copy(executed / "autograded" / student / slug / f"{slug}.ipynb",
+                            stock / "submitted" / student / slug / f"{slug}.ipynb")
+        done = subprocess.run([str(BIN / "nbgrader"), "autograde", slug, "--force",
+                               *(REUSE_OUTPUTS if executed is not None else ())], cwd=stock,
                               env=_env(stock), capture_output=True, text=True)
         assert done.returncode == 0, done.stderr[-3000:]
+        for student, _, _ in STUDENTS:  # what stock scored ran in a kernel, every code cell
+            nb = nbformat.read(stock / "autograded" / student / slug / f"{slug}.ipynb", as_version=4)
+            counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
+            assert counts and all(counts), (method, student)
+        executed = executed or stock
         done = subprocess.run([str(BIN / "gradtutor"), "grade", str(ours)], cwd=ours,
                               env=_env(ours), capture_output=True, text=True)
         assert done.returncode == 0, done.stderr[-3000:]
@@ -190,8 +210,6 @@ def test_feedback_reaches_students_through_nbgraders_exchange(tmp_path: Path) ->
         home.mkdir()
         _as_student(user, "fetch_assignment", slug, cwd=home, exchange=exchange)
         fetched = home / slug / f"{slug}.ipynb"
-        import nbformat
-
         nbformat.write(kit.answered(nbformat.read(fetched, as_version=4), answers[user]), fetched)
         _as_student(user, "submit", slug, cwd=home, exchange=exchange)
     _instructor(course, "collect", slug)
@@ -233,8 +251,6 @@ def test_the_formgraders_notebook_shows_what_a_teaching_assistant_needs(tmp_path
     """Each grade cell of the autograded notebook holds the verdict, the misconception, the
     hint and the points; an answer cell that raised shows which error (never its text), and
     its exercise says the cell raised instead of "was the answer cell deleted?"."""
-    import nbformat
-
     chapter = kit.first_chapter()
     course = tmp_path / "course"
     released = kit.make_course(course, chapter)
