@@ -252,18 +252,8 @@ def _walk_training() -> None:
     torch.utils.checkpoint.checkpoint(torch.sin, x, use_reentrant=False).sum().backward()
 
 
-def _walk_data() -> None:
-    """The digits chapter 11's harness trains on (scikit-learn's, public, shipped with it): read
-    once here, not once in every chapter 11 child (49 ms of CPU each). Only where the lessons
-    imported scikit-learn already: importing it for a class without chapter 11 costs 2.8 s."""
-    if "sklearn.datasets" in sys.modules:
-        from autograder import tensor_harness
-
-        tensor_harness.digits(0)
-
-
 # in this order: the zygote walks them one at a time between its first fork requests
-TORCH_WALKS = (_walk_training, _walk_checks, _walk_func, _walk_data)
+TORCH_WALKS = (_walk_training, _walk_checks, _walk_func)
 
 
 def _walk_next(walks: list, guard: Any) -> Any:
