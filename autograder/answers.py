@@ -25,12 +25,16 @@ from autograder.plain import Plain, to_plain
 FROM_NAMESPACE = object()  # read the answer from the namespace, not from an explicit value
 
 # The collector's thresholds while answers are read. An engine written in plain Python (chapter
-# 10's Value, trained for 15 steps at three variants) makes ~400,000 objects in reference cycles
+# 10's Value, trained for 15 steps at three variants) makes ~460,000 objects in reference cycles
 # (each node and its backward closure). With the default thresholds, and the warm objects frozen
 # in the grader's zygote, the collector walks them in full collections again and again: 5 of them
-# took 570 ms of train_engine's 770 ms of CPU. Young collections every 100,000 objects free the
-# same garbage in a few passes (320 ms) and keep it bounded (tens of MiB) between passes.
-READ_GC_THRESHOLD = (100_000, 1000, 1000)
+# took 570 ms of train_engine's 770 ms of CPU. Young collections every 100,000 objects cut that
+# to five passes, which still took 400 of a read's 570 ms; one pass every 1,000,000 objects frees
+# the same garbage at about a third of that cost (train_engine's read: 315-335 -> 162-188 ms of
+# CPU in bench/floor.py, alternated). The price is the garbage held between passes: at most a
+# million objects (train_engine's read peaks 33 MiB higher, against 6 MiB at 100,000), far under
+# the sandbox's memory limit, and a read cannot make many more within its CPU limit.
+READ_GC_THRESHOLD = (1_000_000, 1000, 1000)
 # bound at import: student code may replace the gc module's functions (the guard restores this
 # module's names, not gc's)
 _get_threshold, _set_threshold = gc.get_threshold, gc.set_threshold

@@ -10,8 +10,9 @@ it (``autograder.sandbox.child.run_job``): the cells in order, and at each grade
 read at every variant (``read_all``: the answer cell re-run, a code exercise's harness), with the
 grader's per-cell limits. Serially, in one process warmed like the grader's zygote (the same
 ``warm_up``, headless, frozen for the garbage collector), the namespace made afresh for each
-submission. No fork, namespaces, cgroups or guard restore, no judging, no autograded notebook,
-no gradebook: no grader can do less.
+submission, and the check data out of reach as in the child (its sandbox hides the trusted
+package: a chapter's ``review`` cell checks nothing there). No fork, namespaces, cgroups or guard
+restore, no judging, no autograded notebook, no gradebook: no grader can do less.
 
 ``--notebook-cells`` also measures the old floor, named "notebook_cells": every code cell of the
 submitted notebook as it is, the ``check(...)`` self-check cells included (a student's Run All,
@@ -111,12 +112,37 @@ def by_assignment(names: list[str], tally: Tally) -> dict[str, dict]:
     return out
 
 
-def grader_work(jobs: list[Any], shell: Shell, limits: Limits) -> Tally:
-    """The child's loop on each job, serially (``Tally.cpu`` covers cells and answer reads)."""
-    from autograder.sandbox.child import run_job
+@contextlib.contextmanager
+def no_check_data():
+    """No check data, as in the grader's child: its sandbox hides the trusted package, so the
+    check-data provider's entry point does not load, and the runtime copy it imports ships no
+    data file. A chapter's ``review(N, globals())`` cell then checks no exercise there (here,
+    with the answer key importable, it re-ran every answer at the practice values: chapter 10's
+    took 750 ms of CPU that no grading child spends)."""
+    from autograder import checkdata
 
+    saved = checkdata._provider, checkdata._bundled
+    checkdata._provider, checkdata._bundled = (lambda: None), (lambda: None)
+    try:
+        yield
+    finally:
+        checkdata._provider, checkdata._bundled = saved
+
+
+def grader_work(jobs: list[Any], shell: Shell, limits: Limits) -> Tally:
+    """The child's loop on each job, serially (``Tally.cpu`` covers cells and answer reads),
+    with the check data out of reach as in the child (``no_check_data``)."""
     tally = Tally()
     meter = Meter(tally)
+    with no_check_data():
+        _run_jobs(jobs, shell, limits, tally, meter)
+    tally.cells_cpu = sum(tally.cpu) - tally.answers_cpu
+    return tally
+
+
+def _run_jobs(jobs: list[Any], shell: Shell, limits: Limits, tally: Tally, meter: Meter) -> None:
+    from autograder.sandbox.child import run_job
+
     for job in jobs:
         warm = shell.fresh()
         spent: dict[str, float] = defaultdict(float)
@@ -125,8 +151,6 @@ def grader_work(jobs: list[Any], shell: Shell, limits: Limits) -> Tally:
             run_job(job, warm, meter, meter.send, limits, spent)
         tally.cpu.append(time.process_time() - cpu)
         tally.wall.append(time.perf_counter() - wall)
-    tally.cells_cpu = sum(tally.cpu) - tally.answers_cpu
-    return tally
 
 
 def notebook_cells(cells: list[list[str]], limits: Limits) -> tuple[Tally, float]:

@@ -88,14 +88,12 @@ def _differs(ex, ref, slip: str) -> bool:
         return True
 
 
-# open: these units' grading variants are round numbers (kept from when the shown ones were worked
-# on paper), where an answer rounded to three digits is exact; only their practice values (drawn)
-# show a rounded answer. Shrinking: give one hidden variant values whose answer has more digits
-# (tools/unround_hidden.py finds one that keeps the variant's signs, ties, regions and the
-# mistakes it tells apart), then take the id out; the test fails on an id
-# listed here whose grading variants do show the slip. The four left are chapter 9's Function
-# units graded through autograder.harness, left while that harness is being reworked.
-ROUND_GRADING = frozenset({"leaky_relu_inplace", "round_ste", "square_function_fix", "ste_clamp_function"})
+# units whose grading variants are round numbers, where an answer rounded to three digits is
+# exact; only their practice values (drawn) would show a rounded answer. Empty: every unit has a
+# grading variant that shows it (tools/unround_hidden.py found one for the last four, chapter 9's
+# Function units, keeping each variant's signs, ties, regions and the mistakes it tells apart).
+# A unit listed here whose grading variants do show the slip fails the test.
+ROUND_GRADING: frozenset[str] = frozenset()
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=IDS)

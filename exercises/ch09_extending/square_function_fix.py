@@ -134,7 +134,7 @@ yourself before you check.
     refuse=AUTOGRAD,
     kind=KIND,
     params={"x": [0.7, -1.2, 2.0], "g": [1.0, 0.5, -1.0]},
-    hidden=({"x": [1.5, 0.4, -2.0], "g": [2.0, -1.0, 0.5]}, {"x": [-0.3, 2.5, 1.1], "g": [-1.5, 1.0, 0.25]}),
+    hidden=({"x": [1.5, 0.4, -2.0], "g": [2.0, -1.0, 0.5]}, {"x": [-0.3113, 2.5938, 1.1413], "g": [-1.5, 1.0, 0.25]}),
     draw=draw,
     reference=reference,
     analytic=analytic,
