@@ -166,3 +166,48 @@ def test_the_recorder_keeps_only_its_pipes_and_dies_with_the_grading_process(tmp
         assert not _alive(pid)
     finally:
         holder.kill()
+
+
+# --- the gradebook batch: a few queries for the whole batch, the same rows as nbgrader's calls ---
+
+def test_a_batch_reads_the_gradebook_in_as_many_queries_for_one_submission_as_for_many(
+        tmp_path: Path, monkeypatch) -> None:
+    import sys
+
+    from nbgrader.api import Gradebook
+    from sqlalchemy import event
+
+    from gradtutor.records import gradebook
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # alembic
+    course = Course.at(tmp_path)
+    cells = ["c1", "c2", "c3"]
+    students = [f"s{i}" for i in range(6)]
+    with Gradebook(course.db_url) as gb:
+        gb.update_or_create_assignment("a")
+        gb.update_or_create_notebook("nb", "a")
+        for cell in cells:
+            gb.update_or_create_grade_cell(cell, "nb", "a", max_score=2, cell_type="code")
+        # first grading: students and submissions created by nbgrader's own calls
+        with gradebook.one_transaction(gb):
+            gradebook.save_all(gb, course, [(s, "a", {"c1": ("correct", 2.0), "c2": ("wrong", 0.0)},
+                                             {"nb": cells}) for s in students])
+        statements: list[str] = []
+        event.listen(gb.engine, "before_cursor_execute",
+                     lambda conn, cursor, sql, *args: statements.append(sql))
+
+        def regrade(who: list[str], points: float) -> int:
+            statements.clear()
+            with gradebook.one_transaction(gb):
+                saved = gradebook.save_all(gb, course, [(s, "a", {"c1": ("partial", points)},
+                                                         {"nb": cells}) for s in who])
+            assert saved == [{"seconds_late": 0.0, "penalty": 0.0, "manual_grades": 0}] * len(who)
+            return sum(sql.lstrip().upper().startswith("SELECT") for sql in statements)
+
+        one, many = regrade(students[:1], 1.0), regrade(students, 1.5)
+        assert one == many <= 6, statements
+    with Gradebook(course.db_url) as gb:  # what nbgrader reads back
+        for s in students:
+            assert gb.find_grade("c1", "nb", "a", s).auto_score == 1.5
+            assert gb.find_grade("c2", "nb", "a", s).auto_score is None  # no answer scored: manual
+            assert gb.find_grade("c2", "nb", "a", s).needs_manual_grade

@@ -266,10 +266,10 @@ def save_all(gb: Any, course: Course, batch: list[tuple[str, str, Points, dict[s
     with gb.db.no_autoflush:  # one flush for the batch, at the commit (nbgrader's calls flush)
         for student, assignment, points, notebooks in batch:
             submission = _submission(gb, course, student, assignment, known)
-            out.append({**_set_scores(submission, points, notebooks),
-                        **late.apply(gb, submission)})
+            kept = _set_scores(submission, points, notebooks)
+            out.append({**late.apply(gb, submission), "manual_grades": kept})
     gb.db.commit()
-    return [{**o, "manual_grades": o.pop("kept")} for o in out]
+    return out
 
 
 @dataclass
@@ -313,7 +313,8 @@ def _submission(gb: Any, course: Course, student: str, assignment: str, known: _
                                           **({} if stamp is None else {"timestamp": stamp}))
 
 
-def _set_scores(submission: Any, points: Points, notebooks: dict[str, list[str]]) -> dict[str, int]:
+def _set_scores(submission: Any, points: Points, notebooks: dict[str, list[str]]) -> int:
+    """Each grade's auto score; how many manual grades are kept over it."""
     kept = 0  # manual grades from the formgrader: nbgrader keeps them over the auto score
     for notebook in submission.notebooks:  # the submission's own rows, loaded with it
         grade_ids = set(notebooks.get(notebook.name, ()))
@@ -324,7 +325,7 @@ def _set_scores(submission: Any, points: Points, notebooks: dict[str, list[str]]
             grade.auto_score = None if entry is None or entry[0] == "manual" else float(entry[1])
             grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
             kept += grade.manual_score is not None
-    return {"kept": kept}
+    return kept
 
 
 @contextmanager
