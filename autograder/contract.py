@@ -197,6 +197,15 @@ def parse_message(line: bytes, expected: dict[str, int]) -> Message | None:
         return None
 
 
+def message_from_json(raw: Any, expected: dict[str, int]) -> Message | None:
+    """``parse_message`` for a line already parsed as JSON (the grader's own records that carry
+    a child's messages on, e.g. to the recorder's process): the same checks, the same totality."""
+    try:
+        return _message(raw, expected)
+    except (ValueError, RecursionError, TypeError, OverflowError, MemoryError):
+        return None
+
+
 def _message(raw: Any, expected: dict[str, int]) -> Message | None:
     if type(raw) is not dict or len(raw) > 16:
         return None

@@ -280,12 +280,12 @@ def _jobs(course: Course, todo: dict[Group, list[Submission]], sources: dict, lo
 def _run_batch(course: Course, todo: dict[Group, list[Submission]], sandbox: Any,
                sources: dict, *, workers: int, limits: Limits, to_gradebook: bool,
                profile: Profile = OFF) -> dict[Group, str]:
-    """Run the children; each student's finished assignment goes to the recorder's thread,
+    """Run the children; each student's finished assignment goes to the recorder's process,
     which judges and stores it while the next children run."""
     outcomes: dict[Group, list[tuple[Submission, Any]]] = defaultdict(list)
     queued: set[Group] = set()
     loaded: dict = {}  # filled as the notebooks are read (``_jobs``)
-    tqdm.monitor_interval = 0  # no monitor thread: the recorder's is the only other one
+    tqdm.monitor_interval = 0  # no monitor thread: the recorder's pipes' are the only others
     with tqdm(total=len(todo), unit="student", desc="grading", file=sys.stderr,
               dynamic_ncols=True) as bar:
 

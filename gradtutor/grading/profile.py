@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,7 +33,7 @@ PARENT_ORDER = (
     "start: skip graded", "start: read notebooks", "start: wait for zygote",
     "start: cgroups", "start: gradebook open", "references", "read notebook",
     "fork request", "fork wait", "cgroup placement", "job encode", "job write", "read messages",
-    "poll and reap", "judge", "autograded notebook", "gradebook", "results file",
+    "poll and reap", "recorder: encode", "judge", "autograded notebook", "gradebook", "results file",
     "wait for children",
 )
 
@@ -54,6 +55,9 @@ class Profile:
     enabled: bool = False
     parent: dict[str, Step] = field(default_factory=dict)
     child: dict[str, Step] = field(default_factory=dict)
+    recorder: dict[str, Step] = field(default_factory=dict)  # the recorder's process (its report)
+    recorder_cpu_s: float | None = None  # all of the recorder process's CPU
+    parent_cpu_s: float | None = None  # all of this process's CPU (its threads), at ``finish``
     marks: dict[str, float] = field(default_factory=dict)  # seconds since the process started
     counts: dict[str, int] = field(default_factory=dict)  # events worth counting (e.g. references computed)
     submissions: int = 0
@@ -86,6 +90,23 @@ class Profile:
         for name, seconds in spent:
             self.add(name, seconds, child=True)
 
+    def merge_recorder(self, report: dict) -> None:
+        """The recorder process's profile (``recorder.Storing.send_profile``): its steps, its
+        counts added to ours, its marks (``perf_counter`` times: one clock for every process
+        of the machine) as seconds since this process started."""
+        if not self.enabled:
+            return
+        for name, (count, wall_s, cpu_s) in report.get("steps", {}).items():
+            step = self.recorder.setdefault(str(name), Step())
+            step.count += int(count)
+            step.wall_s += float(wall_s)
+            step.cpu_s += float(cpu_s)
+        for name, n in report.get("counts", {}).items():
+            self.count(str(name), int(n))
+        for name, at in report.get("marks", {}).items():
+            self.marks.setdefault(str(name), float(at) - self._origin)
+        self.recorder_cpu_s = float(report.get("cpu_s", 0.0))
+
     def count(self, name: str, n: int = 1) -> None:
         if self.enabled:
             self.counts[name] = self.counts.get(name, 0) + n
@@ -101,6 +122,8 @@ class Profile:
 
     def finish(self, submissions: int) -> None:
         self.submissions = submissions
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        self.parent_cpu_s = usage.ru_utime + usage.ru_stime
         self.wall_s = self.since_start()
 
     def to_json(self) -> dict:
@@ -110,7 +133,9 @@ class Profile:
 
         return {"submissions": self.submissions, "wall_s": round(self.wall_s, 3),
                 "marks_s": {k: round(v, 3) for k, v in self.marks.items()}, "counts": self.counts,
-                "parent": steps(self.parent), "child": steps(self.child)}
+                "parent": steps(self.parent), "child": steps(self.child),
+                "recorder": steps(self.recorder), "parent_cpu_s": self.parent_cpu_s,
+                "recorder_cpu_s": self.recorder_cpu_s}
 
     def table(self) -> str:
         n = max(self.submissions, 1)
@@ -124,9 +149,20 @@ class Profile:
             s = self.parent[name]
             lines.append(f"  {name:<24} {s.count:>6} {s.wall_s:>8.2f} {1e3 * s.wall_s / n:>8.1f} "
                          f"{1e3 * s.cpu_s / n:>10.1f}")
-        lines.append(f"  the parent's steps used {cpu:.2f} s of CPU in {self.wall_s:.2f} s (the grading "
-                     f"loop and the recorder's thread overlap); the loop waited for children "
-                     f"{waiting:.2f} s")
+        lines.append(f"  the parent's steps used {cpu:.2f} s of CPU in {self.wall_s:.2f} s; the loop "
+                     f"waited for children {waiting:.2f} s")
+        if self.recorder:
+            lines.append(f"  {'recorder step (its process)':<24} {'count':>6} {'total s':>8} {'ms/sub':>8} "
+                         f"{'cpu ms/sub':>10}")
+            for name in sorted(self.recorder, key=_order):
+                s = self.recorder[name]
+                lines.append(f"  {name:<24} {s.count:>6} {s.wall_s:>8.2f} {1e3 * s.wall_s / n:>8.1f} "
+                             f"{1e3 * s.cpu_s / n:>10.1f}")
+        for who, spent in (("the parent process", self.parent_cpu_s),
+                           ("the recorder's process", self.recorder_cpu_s)):
+            if spent is not None:
+                lines.append(f"  {who} used {spent:.2f} s of CPU in all ({1e3 * spent / n:.1f} ms per "
+                             "submission, its start-up included)")
         if self.child:
             lines.append(f"  {'child step (its report)':<24} {'count':>6} {'total s':>8} {'ms/sub':>8}")
             for name, s in self.child.items():

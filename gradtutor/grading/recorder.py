@@ -1,17 +1,26 @@
-"""Trusted side: judge and store finished submissions on a thread of their own, while the
+"""Trusted side: judge and store finished submissions in a process of their own, while the
 children of the next ones run.
 
-The grading loop hands each finished student's assignment (its children's outcomes) to
-``Recorder.put`` and goes straight back to forking and reading children. The recorder's thread
-judges the answers, writes the autograded notebooks, then stores what is waiting in one
-gradebook transaction (``gradebook.one_transaction``) and only after its commit the results
-files: a results file is what makes a submission count as graded, so a SIGKILL at any moment
+The grading loop hands each finished student's assignment (its children's outcomes and the
+sanitised cells ``load`` read) to ``Recorder.put`` and goes straight back to forking and
+reading children. ``put`` encodes it as one JSON line (typed records, never a pickle: the
+outcomes carry strings the students wrote) for the recorder's process. That process is forked
+from the grading process when the batch starts, before any thread of this module runs, so it
+inherits the imports (torch for the judge) instead of paying for them again; it keeps only
+its two pipes open, and has its own interpreter: its work never waits for the grading loop's
+lock, nor the loop for it.
+
+The recorder's process judges the answers, writes the autograded notebooks, then stores what
+is waiting in one gradebook transaction (``gradebook.one_transaction``) and only after its
+commit the results files: a results file is what makes a submission count as graded, so a
+SIGKILL at any moment (of the parent, which takes the recorder with it, or of the recorder)
 leaves every submission either stored whole or graded again by the next run. When a batch's
 transaction fails, each of its submissions is stored alone, so one failure costs one
-submission. The thread spends most of its time where the main loop waits (in ``select``, for
-the zygote's fork, on the disk), so on two cores its work hides behind the children's.
+submission. For each submission it answers one line (stored, or not graded with the reason);
+a submission put but never answered (the recorder's process failed) is reported not graded,
+with the reason, by ``close``.
 
-The references are the judge's alone (a child never needs one), so they are kept here too
+The references are the judge's alone (a child never needs one), so they are kept there too
 (``keep_checks``: read from the course's private cache, computed where missing): those of a
 student's assignment before it is judged, the others while nothing waits to be judged once
 the first child is forked. On a course never graded, the children run while the references
@@ -21,36 +30,126 @@ are computed.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import fcntl
+import json
+import os
 import queue
+import resource
+import signal
+import sys
 import threading
-from collections.abc import Callable, Sequence
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
-from autograder.contract import CellFailed
+from autograder.contract import Answers, CellFailed, CellStopped, Done, Message, Ready, message_from_json
 from autograder.sandbox.limits import Limits
 from gradtutor.course import Course, grade_ids
 from gradtutor.grading import scoring
+from gradtutor.grading.outcome import Outcome
 from gradtutor.grading.profile import OFF, Profile
 from gradtutor.key.answer_key import grader_fingerprint, keep_checks
 from gradtutor.records import gradebook, store
 from gradtutor.records.results import SubmissionResult
-from gradtutor.records.submissions import Submission
+from gradtutor.records.submissions import Cell, Submission
 
 Group = tuple[str, str]  # (student, assignment)
 MAX_BATCH = 64  # submissions in one gradebook transaction, at most
+GATHER_SECONDS = 0.25  # how long the recorder waits for more submissions to store with the first
+PIPE_BYTES = 2**20  # what the loop may write ahead of the recorder before its writer waits
 _STOP = object()
 
 
-@dataclass
-class _Judged:
-    group: Group
-    result: SubmissionResult
-    notebooks: dict[str, list[str]]  # notebook -> its grade cells, for the gradebook
+# --- the records that cross the process boundary: JSON, one per line --------------------------
 
+@dataclass(frozen=True)
+class Finished:
+    """One notebook of a student's assignment, as the recorder judges it."""
+
+    sub: Submission
+    outcome: Outcome | None  # None: unreadable, nothing ran
+    cells: list[Cell] | None  # the sanitised cells ``load`` read (None: unreadable)
+    unreadable: str
+
+
+def message_to_json(m: Message) -> dict:
+    """A child's message in the child's own wire format (``autograder.contract``), so the
+    recorder reads it with the same checks the parent did; the profile figures stay behind."""
+    if isinstance(m, Ready):
+        return {"type": "ready"}
+    if isinstance(m, Done):
+        return {"type": "done"}
+    if isinstance(m, CellStopped):
+        return {"type": "cell", "cell": m.cell, "why": m.why}
+    if isinstance(m, CellFailed):
+        return {"type": "cell", "cell": m.cell, "why": "error", "error": m.error}
+    if isinstance(m, Answers):
+        return {"type": "answers", "cell": m.cell, "exercise": m.exercise, "answers": list(m.answers)}
+    raise TypeError(f"not a message: {type(m).__name__}")
+
+
+def encode_finished(group: Group, done: Iterable[Finished]) -> bytes:
+    notebooks = []
+    for f in done:
+        o = f.outcome
+        notebooks.append({
+            "notebook": f.sub.notebook, "path": str(f.sub.path), "problem": f.sub.problem,
+            "cells": None if f.cells is None else [[c.kind, c.source, c.grade_id, c.exercise]
+                                                   for c in f.cells],
+            "unreadable": f.unreadable,
+            "outcome": None if o is None else {
+                "messages": [message_to_json(m) for m in o.messages], "ended": o.ended,
+                "not_graded": o.not_graded, "duration_s": o.duration_s}})
+    return _line({"type": "finished", "student": group[0], "assignment": group[1],
+                  "notebooks": notebooks})
+
+
+def decode_finished(raw: dict) -> tuple[Group, list[Finished]]:
+    """Raises (ValueError, TypeError, KeyError) on anything not as ``encode_finished`` wrote."""
+    student, assignment = _text(raw["student"]), _text(raw["assignment"])
+    done = []
+    for nb in raw["notebooks"]:
+        sub = Submission(student, assignment, _text(nb["notebook"]), Path(_text(nb["path"])),
+                         _text(nb["problem"]))
+        cells = None if nb["cells"] is None else [
+            Cell(_text(k), _text(s), _maybe_text(g), _maybe_text(e)) for k, s, g, e in nb["cells"]]
+        outcome = None
+        if nb["outcome"] is not None:
+            o = nb["outcome"]
+            expected = {m["exercise"]: len(m["answers"]) for m in o["messages"]
+                        if m.get("type") == "answers"}
+            messages = [message_from_json(m, expected) for m in o["messages"]]
+            if any(m is None for m in messages):
+                raise ValueError("a child's message did not survive the trip to the recorder")
+            outcome = Outcome(sub, messages, _text(o["ended"]), _text(o["not_graded"]),
+                              float(o["duration_s"]))
+        done.append(Finished(sub, outcome, cells, _text(nb["unreadable"])))
+    return (student, assignment), done
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise TypeError(f"expected a string, not {type(value).__name__}")
+    return value
+
+
+def _maybe_text(value: Any) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _line(record: dict) -> bytes:
+    return (json.dumps(record, allow_nan=False, separators=(",", ":")) + "\n").encode()
+
+
+# --- the parent's side ----------------------------------------------------------------------------
 
 class Recorder:
-    """Judges and stores on its own thread; ``close`` waits for everything put before it."""
+    """The recorder's process, seen from the grading loop; ``close`` waits for everything put
+    before it."""
 
     def __init__(self, course: Course, sources: dict[str, dict[str, Any]], loaded: dict,
                  limits: Limits, *, to_gradebook: bool, profile: Profile = OFF,
@@ -58,28 +157,206 @@ class Recorder:
                  references: Sequence[str] = ()) -> None:
         """``references``: the exercises whose references the judge will need, the first
         needed first; ``loaded`` fills in while the recorder runs (notebooks are read as their
-        children are forked)."""
-        self.course, self.sources, self.loaded, self.limits = course, sources, loaded, limits
-        self.to_gradebook, self.profile, self.on_stored = to_gradebook, profile, on_stored
+        children are forked); the recorder reads ``sources`` (the course's own notebooks)
+        itself."""
+        self.loaded, self.profile, self.on_stored = loaded, profile, on_stored
         self.not_graded: dict[Group, str] = {}
-        self._missing = list(dict.fromkeys(references))  # references not kept yet, in order
-        self._started = threading.Event()
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="gradtutor-recorder", daemon=True)
-        self._thread.start()  # opens the gradebook (nbgrader: seconds to import) meanwhile
+        self._waiting: set[Group] = set()  # put, not answered yet
+        self._lock = threading.Lock()
+        self._proc = _Forked()
+        self._out: queue.SimpleQueue = queue.SimpleQueue()
+        self._put(_line({"type": "start", "course": str(course.root), "limits": limits.to_json(),
+                         "to_gradebook": to_gradebook, "profile": profile.enabled,
+                         "assignments": sorted(sources), "references": list(references)}))
+        self._writer = threading.Thread(target=self._write, name="gradtutor-recorder-in", daemon=True)
+        self._reader = threading.Thread(target=self._read, name="gradtutor-recorder-out", daemon=True)
+        self._writer.start()
+        self._reader.start()
 
     def put(self, group: Group, done: list[tuple[Submission, Any]]) -> None:
-        self._queue.put((group, done))
+        finished = [Finished(sub, outcome, *self._loaded(sub)) for sub, outcome in done]
+        with self.profile.step("recorder: encode"):
+            line = encode_finished(group, finished)
+        with self._lock:
+            self._waiting.add(group)
+        self._put(line)
+
+    def _loaded(self, sub: Submission) -> tuple[list[Cell] | None, str]:
+        cells, _, unreadable = self.loaded[sub]
+        return cells, unreadable
+
+    def children_started(self) -> None:
+        """The first child is forked: references may now be kept while nothing waits (before,
+        the zygote's warm-up and the parent's start-up have the cores)."""
+        self._put(_line({"type": "started"}))
 
     def close(self) -> dict[Group, str]:
         """Wait until every submission put is stored; the ones not graded, with the reason."""
-        self._queue.put(_STOP)
-        self._thread.join()
+        self._put(None)
+        self._writer.join()
+        self._reader.join()
+        code = self._proc.wait()
+        with self._lock:
+            lost = sorted(self._waiting)
+            self._waiting.clear()
+        for group in lost:  # the recorder's process failed before it answered for these
+            self.not_graded[group] = (f"the grader's recorder process stopped (exit code {code}) "
+                                      "before storing it")
+            self.on_stored(group)
         return self.not_graded
 
-    # --- the thread ---
+    def _put(self, line: bytes | None) -> None:
+        self._out.put(line)
 
-    def _run(self) -> None:
+    def _write(self) -> None:
+        """Its own thread: a full pipe makes this thread wait, never the grading loop."""
+        stream: BinaryIO = self._proc.stdin
+        try:
+            while (line := self._out.get()) is not None:
+                stream.write(line)
+                if self._out.empty():
+                    stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass  # the recorder is gone: close() reports what it did not store
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
+
+    def _read(self) -> None:
+        """Its own thread: the recorder's answers, one line per submission, then its profile."""
+        for line in self._proc.stdout:
+            try:
+                answer = json.loads(line)
+                kind = answer["type"]
+            except (ValueError, TypeError, KeyError):
+                continue
+            if kind == "profile":
+                self.profile.merge_recorder(answer)
+                continue
+            group = (str(answer["student"]), str(answer["assignment"]))
+            with self._lock:
+                if group not in self._waiting:
+                    continue
+                self._waiting.discard(group)
+            if answer.get("not_graded"):
+                self.not_graded[group] = str(answer["not_graded"])
+            self.on_stored(group)
+        self._proc.stdout.close()
+
+
+class _Forked:
+    """The recorder's process, forked from this one with a pipe each way: in, the records
+    (its stdin), out, one answer per submission (its stdout)."""
+
+    def __init__(self) -> None:
+        into_r, into_w = os.pipe()
+        back_r, back_w = os.pipe()
+        with contextlib.suppress(OSError):  # room for the loop to write ahead
+            fcntl.fcntl(into_w, 1031, PIPE_BYTES)  # F_SETPIPE_SZ
+        parent = os.getpid()
+        sys.stderr.flush()
+        self.pid = os.fork()
+        if self.pid == 0:  # the recorder: never returns into the caller's code
+            code = 1
+            try:
+                os.dup2(into_r, 0)
+                os.dup2(back_w, 1)
+                os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the zygote's pipes, the parent's files
+                code = _recorder(parent)
+            except BaseException:
+                with contextlib.suppress(BaseException):
+                    traceback.print_exc()
+            finally:
+                os._exit(code)
+        os.close(into_r)
+        os.close(back_w)
+        self.stdin: BinaryIO = os.fdopen(into_w, "wb")
+        self.stdout: BinaryIO = os.fdopen(back_r, "rb")
+
+    def wait(self) -> int:
+        _, status = os.waitpid(self.pid, 0)
+        return os.waitstatus_to_exitcode(status)
+
+
+def _recorder(parent: int) -> int:
+    """The forked process's life: it dies with the grading process, however that ends
+    (``PR_SET_PDEATHSIG``: nothing is stored for a run that is gone); Ctrl-C is the grading
+    loop's to handle, which then closes the recorder's input."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the grading process ended before the line above
+        return 1
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    inbox = os.fdopen(0, "rb", closefd=False)
+    first = inbox.readline()
+    return serve(first, inbox) if first else 0
+
+
+# --- the recorder's process ------------------------------------------------------------------------
+
+def serve(first: bytes, inbox: BinaryIO) -> int:
+    """The recorder's work: ``first`` is the start record; then records in on ``inbox``, one
+    answer per submission out on the channel that was stdout (stdout itself goes to stderr, so
+    nothing a library prints can be taken for an answer)."""
+    channel = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    start = json.loads(first)
+    work = Storing(Course.at(start["course"]), start["assignments"],
+                   Limits.from_json(start["limits"]), to_gradebook=start["to_gradebook"] is True,
+                   profile=Profile(enabled=start["profile"] is True), channel=channel,
+                   references=[str(r) for r in start["references"]])
+    threading.Thread(target=work.receive, args=(inbox,), name="gradtutor-recorder-inbox",
+                     daemon=True).start()
+    work.run()
+    work.send_profile()
+    return 0
+
+
+class Storing:
+    """Judges and stores what the grading loop sends; ``run`` until it says stop."""
+
+    def __init__(self, course: Course, assignments: list[str], limits: Limits, *,
+                 to_gradebook: bool, profile: Profile, channel: BinaryIO,
+                 references: Sequence[str] = ()) -> None:
+        self.course, self.limits, self.to_gradebook, self.profile = course, limits, to_gradebook, profile
+        self.sources = {a: course.source_notebooks(a) for a in assignments}
+        self.channel = channel
+        self._missing = list(dict.fromkeys(references))  # references not kept yet, in order
+        self._started = threading.Event()
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+
+    def receive(self, inbox: BinaryIO) -> None:
+        """Its own thread: each line decoded and queued; the end of the input is the stop."""
+        try:
+            for line in inbox:
+                raw = json.loads(line)
+                if raw.get("type") == "started":
+                    self._started.set()
+                    continue
+                try:
+                    self._queue.put(decode_finished(raw))
+                except (ValueError, TypeError, KeyError) as e:  # a bug of ours: say which
+                    group = (str(raw.get("student")), str(raw.get("assignment")))
+                    self._queue.put((group, _failed("reading it", e)))
+        finally:
+            self._queue.put(_STOP)
+
+    def answer(self, group: Group, not_graded: str = "") -> None:
+        self.channel.write(_line({"type": "stored", "student": group[0], "assignment": group[1],
+                                  "not_graded": not_graded}))
+
+    def send_profile(self) -> None:
+        if not self.profile.enabled:
+            return
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        origin = time.perf_counter() - self.profile.since_start()
+        self.channel.write(_line({
+            "type": "profile", "cpu_s": usage.ru_utime + usage.ru_stime,
+            "steps": {k: [s.count, s.wall_s, s.cpu_s] for k, s in self.profile.parent.items()},
+            "counts": self.profile.counts,
+            "marks": {k: origin + v for k, v in self.profile.marks.items()}}))  # perf_counter's clock
+
+    def run(self) -> None:
         try:
             with self.profile.step("start: gradebook open"):
                 book = gradebook.open_gradebook(self.course) if self.to_gradebook else None
@@ -91,9 +368,10 @@ class Recorder:
             stop = False
             while not stop:
                 items = [self._wait()]
-                while len(items) < MAX_BATCH:
-                    try:
-                        items.append(self._queue.get_nowait())
+                until = time.monotonic() + GATHER_SECONDS
+                while len(items) < MAX_BATCH and items[-1] is not _STOP:
+                    try:  # a batch's gradebook rows cost little more than one submission's
+                        items.append(self._queue.get(timeout=max(0.0, until - time.monotonic())))
                     except queue.Empty:
                         break
                 stop = _STOP in items
@@ -102,15 +380,10 @@ class Recorder:
                     self._store(batch, book, late)
                 except Exception as e:  # a bug here: those submissions are graded again next run
                     for group, _ in batch:
-                        self.not_graded.setdefault(group, _failed("storing", e))
+                        self.answer(group, _failed("storing", e))
         finally:
             if book is not None:
                 book.close()
-
-    def children_started(self) -> None:
-        """The first child is forked: references may now be kept while nothing waits (before,
-        the zygote's warm-up and the parent's start-up have the cores)."""
-        self._started.set()
 
     def _wait(self) -> Any:
         """The next item put; while none is waiting (and children run), the next reference is
@@ -142,19 +415,17 @@ class Recorder:
 
     def _fail_all(self, why: str) -> None:
         while (item := self._queue.get()) is not _STOP:
-            self.not_graded[item[0]] = why
-            self.on_stored(item[0])
+            self.answer(item[0], why)
 
-    def _store(self, items: list[tuple[Group, list]], book: Any, late: Any) -> None:
+    def _store(self, items: list[tuple[Group, list[Finished] | str]], book: Any, late: Any) -> None:
         judged = []
         for group, done in items:
             try:
-                outcome = self._judge(group, done)
+                outcome = done if isinstance(done, str) else self._judge(group, done)
             except Exception as e:  # the grader's failure, not the student's: retry next run
                 outcome = _failed("scoring", e)
             if isinstance(outcome, str):
-                self.not_graded[group] = outcome
-                self.on_stored(group)
+                self.answer(group, outcome)
             else:
                 judged.append(outcome)
         stored = self._save(judged, book, late) if book is not None else judged
@@ -163,8 +434,9 @@ class Recorder:
                 with self.profile.step("results file"):
                     store.write_result(self.course, j.result)
             except Exception as e:
-                self.not_graded[j.group] = _failed("storing", e)
-            self.on_stored(j.group)
+                self.answer(j.group, _failed("storing", e))
+                continue
+            self.answer(j.group)
 
     def _save(self, judged: list[_Judged], book: Any, late: Any) -> list[_Judged]:
         """Into the gradebook: the batch in one transaction, or, when that fails, each alone."""
@@ -172,8 +444,8 @@ class Recorder:
             return []
         try:
             with self.profile.step("gradebook"), gradebook.one_transaction(book):
-                for j in judged:
-                    store.save_grades(book, self.course, j.result, j.notebooks, late)
+                store.save_all_grades(book, self.course, [(j.result, j.notebooks) for j in judged],
+                                      late)
             return judged
         except Exception:
             pass
@@ -181,35 +453,33 @@ class Recorder:
         for j in judged:
             try:
                 with self.profile.step("gradebook"), gradebook.one_transaction(book):
-                    store.save_grades(book, self.course, j.result, j.notebooks, late)
+                    store.save_all_grades(book, self.course, [(j.result, j.notebooks)], late)
                 saved.append(j)
             except Exception as e:
-                self.not_graded[j.group] = _failed("storing", e)
-                self.on_stored(j.group)
+                self.answer(j.group, _failed("storing", e))
         return saved
 
-    def _judge(self, group: Group, done: list[tuple[Submission, Any]]) -> _Judged | str:
+    def _judge(self, group: Group, done: list[Finished]) -> _Judged | str:
         """Score one student's assignment and write its autograded notebooks; the reason it is
         not graded instead, when a child failed for the grader's reasons."""
-        ungraded = [o.not_graded for _, o in done if o is not None and o.not_graded]
+        ungraded = [f.outcome.not_graded for f in done if f.outcome is not None and f.outcome.not_graded]
         if ungraded:
             return ungraded[0]
-        self._keep([e for sub, _ in done if self.loaded[sub][1] is not None
-                    for e in self.loaded[sub][1].specs])
+        self._keep([c.exercise for f in done if f.cells is not None for c in f.cells
+                    if c.exercise is not None])
         sources = self.sources[group[1]]
         parts = []
-        for sub, outcome in sorted(done, key=lambda d: d[0].notebook):
-            source = sources[sub.notebook]
-            cells, _, unreadable = self.loaded[sub]
+        for f in sorted(done, key=lambda f: f.sub.notebook):
+            source = sources[f.sub.notebook]
             with self.profile.step("judge"):
-                part = scoring.result(outcome, source, self.limits, unreadable=unreadable)
+                part = scoring.result(f.outcome, source, self.limits, unreadable=f.unreadable)
             parts.append(part)
-            if cells is not None:
-                errors = {m.cell: m.error for m in outcome.messages if isinstance(m, CellFailed)} \
-                    if outcome is not None else {}
+            if f.cells is not None:
+                errors = {m.cell: m.error for m in f.outcome.messages if isinstance(m, CellFailed)} \
+                    if f.outcome is not None else {}
                 with self.profile.step("autograded notebook"):
-                    store.write_autograded(self.course, sub,
-                                           store.autograded_notebook(cells, source, part, errors))
+                    store.write_autograded(self.course, f.sub,
+                                           store.autograded_notebook(f.cells, source, part, errors))
         result = SubmissionResult(
             student=group[0], assignment=group[1],
             status="failed" if any(p.status == "failed" for p in parts) else "graded",
@@ -221,7 +491,14 @@ class Recorder:
             exercises=[e for p in parts for e in p.exercises],
             grader=grader_fingerprint(),
         )
-        return _Judged(group, result, grade_ids(sources, {s.notebook for s, _ in done}))
+        return _Judged(group, result, grade_ids(sources, {f.sub.notebook for f in done}))
+
+
+@dataclass
+class _Judged:
+    group: Group
+    result: SubmissionResult
+    notebooks: dict[str, list[str]]  # notebook -> its grade cells, for the gradebook
 
 
 def _failed(doing: str, e: Exception) -> str:

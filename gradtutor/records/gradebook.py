@@ -222,7 +222,9 @@ class LatePenalties:
         seconds = float(submission.total_seconds_late or 0)
         total = 0.0
         for notebook in submission.notebooks:
-            gb.db.refresh(notebook)  # its score is computed by the database from the new grades
+            if seconds > 0:  # its score is computed by the database from the new grades
+                gb.db.flush()
+                gb.db.refresh(notebook)
             notebook.late_submission_penalty = None
             if seconds > 0:
                 penalty = self.step.plugin_inst.late_submission_penalty(
@@ -234,23 +236,87 @@ class LatePenalties:
         return {"seconds_late": seconds, "penalty": round(total, 6)}
 
 
-def save_grades(gb: Any, course: Course, student: str, assignment: str,
-                points: dict[str, tuple[str, float]], notebooks: dict[str, list[str]],
-                late: LatePenalties | None = None) -> dict[str, float]:
-    """Create student and submission as ``nbgrader autograde`` does; set each auto_score; then
-    the late penalty as nbgrader's AssignLatePenalties does. Returns the lateness.
+Points = dict[str, tuple[str, float]]  # grade id -> (verdict, points)
+
+
+def save_grades(gb: Any, course: Course, student: str, assignment: str, points: Points,
+                notebooks: dict[str, list[str]], late: LatePenalties | None = None) -> dict[str, float]:
+    """``save_all`` of one submission."""
+    return save_all(gb, course, [(student, assignment, points, notebooks)], late)[0]
+
+
+def save_all(gb: Any, course: Course, batch: list[tuple[str, str, Points, dict[str, list[str]]]],
+             late: LatePenalties | None = None) -> list[dict[str, float]]:
+    """For each (student, assignment, points, notebooks): create student and submission as
+    ``nbgrader autograde`` does; set each auto_score; then the late penalty as nbgrader's
+    AssignLatePenalties does; one commit at the end. Returns each one's lateness.
 
     ``points`` maps grade id -> (verdict, points); ``notebooks`` maps notebook id -> its grade
     cell ids, so each exercise lands on the right SubmittedNotebook.
+
+    The rows the batch reads are loaded first, a few queries for all of it: its students,
+    its existing submissions with their notebooks and grades, and the assignments' notebooks
+    and cells, held here because the session's identity map keeps only what is referenced
+    (each grade's name is its cell's). nbgrader's own calls do the rest: a student or a
+    submission not there yet, or a submission whose timestamp changed.
     """
-    with gb.db.no_autoflush:  # nbgrader's add_submission walks relations before adding its row
+    late = late or LatePenalties(course)
+    known = _batch_rows(gb, {(s, a) for s, a, _, _ in batch})
+    out = []
+    with gb.db.no_autoflush:  # one flush for the batch, at the commit (nbgrader's calls flush)
+        for student, assignment, points, notebooks in batch:
+            submission = _submission(gb, course, student, assignment, known)
+            kept = _set_scores(submission, points, notebooks)
+            out.append({**late.apply(gb, submission), "manual_grades": kept})
+    gb.db.commit()
+    return out
+
+
+@dataclass
+class _Rows:
+    students: set[str]
+    submissions: dict[tuple[str, str], Any]  # (student, assignment) -> SubmittedAssignment
+    held: list[Any]  # the assignments' notebooks and cells, referenced while the batch runs
+
+
+def _batch_rows(gb: Any, pairs: set[tuple[str, str]]) -> _Rows:
+    from nbgrader.api import Assignment, BaseCell, Notebook, Student, SubmittedAssignment, SubmittedNotebook
+    from sqlalchemy.orm import selectinload
+
+    ids = sorted({s for s, _ in pairs})
+    names = sorted({a for _, a in pairs})
+    db = gb.db
+    held = [*db.query(Notebook).join(Assignment).filter(Assignment.name.in_(names)),
+            *db.query(BaseCell).join(Notebook).join(Assignment).filter(Assignment.name.in_(names))]
+    students = {row[0] for row in db.query(Student.id).filter(Student.id.in_(ids))}
+    found = (db.query(SubmittedAssignment, Assignment.name).join(Assignment)
+             .filter(Assignment.name.in_(names), SubmittedAssignment.student_id.in_(ids))
+             .options(selectinload(SubmittedAssignment.notebooks)
+                      .selectinload(SubmittedNotebook.grades)))
+    return _Rows(students, {(sub.student_id, name): sub for sub, name in found
+                            if (sub.student_id, name) in pairs}, held)
+
+
+def _submission(gb: Any, course: Course, student: str, assignment: str, known: _Rows) -> Any:
+    """The student's SubmittedAssignment, as ``update_or_create_submission`` leaves it."""
+    from nbgrader.utils import parse_utc
+
+    stamp = submitted_at(course, student, assignment)
+    found = known.submissions.get((student, assignment))
+    if found is not None and (stamp is None or found.timestamp == parse_utc(stamp)):
+        return found  # nbgrader's update would set nothing that changes
+    if student not in known.students:
         gb.update_or_create_student(student)
-        stamp = submitted_at(course, student, assignment)
-        extra = {} if stamp is None else {"timestamp": stamp}
-        submission = gb.update_or_create_submission(assignment, student, **extra)
+        known.students.add(student)
+    # nbgrader's add_submission walks relations before adding its row
+    return gb.update_or_create_submission(assignment, student,
+                                          **({} if stamp is None else {"timestamp": stamp}))
+
+
+def _set_scores(submission: Any, points: Points, notebooks: dict[str, list[str]]) -> int:
+    """Each grade's auto score; how many manual grades are kept over it."""
     kept = 0  # manual grades from the formgrader: nbgrader keeps them over the auto score
-    # walk the submission's own rows: one query per notebook, not one per grade (find_grade)
-    for notebook in submission.notebooks:
+    for notebook in submission.notebooks:  # the submission's own rows, loaded with it
         grade_ids = set(notebooks.get(notebook.name, ()))
         for grade in notebook.grades:
             if grade.name not in grade_ids:
@@ -259,10 +325,7 @@ def save_grades(gb: Any, course: Course, student: str, assignment: str,
             grade.auto_score = None if entry is None or entry[0] == "manual" else float(entry[1])
             grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
             kept += grade.manual_score is not None
-    gb.db.commit()
-    lateness = (late or LatePenalties(course)).apply(gb, submission)
-    gb.db.commit()
-    return {**lateness, "manual_grades": kept}
+    return kept
 
 
 @contextmanager

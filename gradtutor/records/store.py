@@ -77,6 +77,18 @@ def save_grades(gb: Any, course: Course, result: SubmissionResult, notebooks: di
     result.manual_grades = int(saved["manual_grades"])
 
 
+def save_all_grades(gb: Any, course: Course,
+                    batch: list[tuple[SubmissionResult, dict[str, list[str]]]],
+                    late: gradebook.LatePenalties | None = None) -> None:
+    """``save_grades`` of each (result, its notebooks' grade cells), in one ``gradebook.save_all``."""
+    saved = gradebook.save_all(gb, course, [(r.student, r.assignment, {e.id: (e.verdict, e.points)
+                                                                         for e in r.exercises}, nbs)
+                                            for r, nbs in batch], late)
+    for (result, _), lateness in zip(batch, saved, strict=True):
+        result.seconds_late, result.penalty = lateness["seconds_late"], lateness["penalty"]
+        result.manual_grades = int(lateness["manual_grades"])
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
