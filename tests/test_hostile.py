@@ -195,7 +195,8 @@ def test_without_root_the_grader_refuses_in_one_line(tmp_path: Path) -> None:
 
 # --- nothing lost: SIGKILL the batch grader at random moments, then finish ----------------------
 
-def _class(course: Path) -> list[str]:
+def _class(course: Path, plain: int = 0) -> list[str]:
+    """Eight students, hostile ones among them, and ``plain`` more who answer right or wrong."""
     chapter = kit.first_chapter()
     released = kit.make_course(course, chapter)
     ctx = Context(released, kit.exercises_of(released), course.resolve(), CLASSMATE)
@@ -205,6 +206,8 @@ def _class(course: Path) -> list[str]:
             "hardcoded": kit.answered(released, kit.hardcoded),
             "wrong0": kit.answered(released, lambda ex: kit.wrong(ex, 0) or kit.solution(ex)),
             **{name: case.make(ctx) for name, case in picks.items()}}
+    for i in range(plain):
+        subs[f"plain{i:02d}"] = subs["solution" if i % 2 else "wrong0"]
     for student, nb in subs.items():
         kit.submit(course, student, chapter, nb)
     return list(subs)
@@ -223,7 +226,9 @@ def _stable(course: Path) -> dict:
 
 def test_sigkill_at_random_moments_loses_nothing() -> None:
     calm = public_course("calm")
-    students = _class(calm)
+    # enough students for several gradebook batches (the recorder gathers what lands within
+    # GATHER_SECONDS into one transaction), so the kills fall between batches
+    students = _class(calm, plain=24)
     killed = calm.parent.parent / (calm.parent.name + "-killed") / "course"
     shutil.copytree(calm, killed)
     run(calm)
