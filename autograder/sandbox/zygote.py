@@ -13,9 +13,12 @@ Control messages (JSON datagrams on a SOCK_SEQPACKET socket)::
 
     parent -> zygote  {"op": "config", "limits": {...}, "hide": [...], "imports": [...], "root": bool}
                       {"op": "imports", "imports": [...]}   when the config said "imports": null:
-                                        the parent starts the zygote before it has read the lessons
+                                        the parent starts the zygote before it has read the lessons;
+                                        the first such message is run before "ready", any later one
+                                        between forks (the chapters whose children come later)
                       {"op": "fork", "serial": n, "uid": u}   + the child's job and answer pipes
     zygote -> parent  {"op": "ready"}
+                      {"op": "imported"}                    a later "imports" message was run
                       {"op": "forked", "serial": n, "pid": p}  or {"op": "fork_failed", "serial": n}
                       {"op": "exited", "pid": p, "status": s}
 """
@@ -107,6 +110,11 @@ def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any, walks: list |
                 os._exit(0)
             request = json.loads(data)
             serial = request.get("serial")
+            if request.get("op") == "imports" and not fds:
+                # ahead of torch's walks, after earlier imports: the lessons' own lines come first
+                at = sum(1 for w in walks if isinstance(w, _LaterImports))
+                walks.insert(at, _LaterImports([str(line) for line in request.get("imports", [])], ctl))
+                continue
             if request.get("op") != "fork" or len(fds) != 2:
                 for fd in fds:
                     os.close(fd)
@@ -256,14 +264,27 @@ def _walk_training() -> None:
 TORCH_WALKS = (_walk_training, _walk_checks, _walk_func)
 
 
+class _LaterImports:
+    """A walk: lesson import lines the parent sent after "ready" (the chapters whose children
+    come later), run between forks; the parent is told when they are loaded."""
+
+    def __init__(self, lines: list[str], ctl: socket.socket) -> None:
+        self.lines, self.ctl = lines, ctl
+
+    def __call__(self) -> None:
+        try:
+            lesson_imports(self.lines)
+        finally:
+            self.ctl.send(json.dumps({"op": "imported"}).encode())
+
+
 def _walk_next(walks: list, guard: Any) -> Any:
-    """One more of ``walks`` (the zygote's, after it said ready); after the last, the heap is
-    frozen again and the guard taken again, so that later children inherit both as they are.
+    """One more of ``walks`` (the zygote's, after it said ready); after each, the heap is
+    frozen again and the guard taken again, so that every later child inherits both as the
+    modules it inherits are (a walk may load a module the guard watches, or write to one).
     A walk that fails only leaves its path to be loaded by the children that take it."""
     with contextlib.suppress(Exception):
         walks.pop(0)()
-    if walks:
-        return guard
     gc.freeze()
     return Snapshot()
 

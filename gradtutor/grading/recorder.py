@@ -66,7 +66,7 @@ class Recorder:
         self._started = threading.Event()
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="gradtutor-recorder", daemon=True)
-        self._thread.start()  # opens the gradebook (nbgrader: seconds to import) meanwhile
+        self._thread.start()  # opens the gradebook once the first child is forked
 
     def put(self, group: Group, done: list[tuple[Submission, Any]]) -> None:
         self._queue.put((group, done))
@@ -80,10 +80,15 @@ class Recorder:
     # --- the thread ---
 
     def _run(self) -> None:
+        # the gradebook (nbgrader: ~1 s of CPU to import and open) waits for the first child:
+        # before it, the zygote's warm-up and the first job have the cores
+        while not self._started.wait(0.05) and self._queue.empty():
+            pass
         try:
             with self.profile.step("start: gradebook open"):
                 book = gradebook.open_gradebook(self.course) if self.to_gradebook else None
                 late = gradebook.LatePenalties(self.course) if self.to_gradebook else None
+            self.profile.mark("gradebook opened")
         except Exception as e:  # the grader's failure: every submission is retried next run
             self._fail_all(f"the gradebook could not be opened ({type(e).__name__}: {str(e)[:200]})")
             return
@@ -108,8 +113,9 @@ class Recorder:
                 book.close()
 
     def children_started(self) -> None:
-        """The first child is forked: references may now be kept while nothing waits (before,
-        the zygote's warm-up and the parent's start-up have the cores)."""
+        """The first child is forked: the gradebook may now be opened and references kept
+        while nothing waits (before, the zygote's warm-up and the parent's start-up have the
+        cores)."""
         self._started.set()
 
     def _wait(self) -> Any:
