@@ -3,11 +3,12 @@
 Behaviour only, never time: the references are computed once per version of the code and read
 back after (`keep_checks`, kept in the course folder, private); the zygote is started before
 the parent loads torch, and the first child is forked before the references are computed
-and before the gradebook is opened (only the recorder needs them); the zygote loads before its
-first fork only the lesson imports of the first children's chapter (and every import of the
-runtime), the others' between forks, each walk followed by a fresh guard; the recorder's
-gradebook transaction is all or nothing; the child's profile figures are read like any other
-message from the sandbox; the judge's fast comparison of small tensors gives torch's verdicts.
+(only the judge needs them); the gradebook opens only once the first job is read; the zygote
+loads before its first fork only the lesson imports of the first children's chapter (and every
+import of the runtime), the others' between forks (never before the first fork), each walk
+followed by a fresh guard; the recorder's gradebook transaction is all or nothing; the child's
+profile figures are read like any other message from the sandbox; the judge's fast comparison
+of small tensors gives torch's verdicts.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -115,8 +117,8 @@ def test_second_run_computes_no_reference_and_the_zygote_starts_first() -> None:
     # the references (only the judge needs them): the first is forked before they are computed
     marks = first["marks_s"]
     assert marks["zygote spawned"] < marks["first fork requested"] < marks["references ready"]
-    # nor for the gradebook (nbgrader's import and opening): only the recorder needs it
-    assert marks["first fork requested"] < marks["gradebook opened"]
+    # the gradebook (nbgrader's import and opening) waits for the first job to be read
+    assert marks["first job read"] < marks["gradebook opened"]
     results = {p.name: json.loads(p.read_text())["score"]
                for p in (course / "gradtutor" / "results").glob("*/*.json")}
 
@@ -197,8 +199,11 @@ def test_later_chapters_imports_load_after_ready_and_reach_later_children() -> N
         sandbox._receive = logged
         sandbox.send_imports(["import json"], later=["import xml.dom.minidom", "import json"])
         sandbox.wait_ready()
+        time.sleep(1)  # a parent slower than its zygote: the zygote still walks on only later
+        # the first child is forked before any walk: the later imports are not in it yet
+        assert _clean(sandbox, "import sys\nassert 'xml.dom.minidom' not in sys.modules")
         sandbox._await(lambda m: m.get("op") == "imported", 120, "load the later imports")
-        assert ops.index("ready") < ops.index("imported")  # the first fork never waits for them
+        assert ops.index("ready") < ops.index("forked") < ops.index("imported")
         assert _clean(sandbox, "import sys\nassert 'xml.dom.minidom' in sys.modules")
         assert not _clean(sandbox, "import sys\nassert 'xml.dom.pulldom' in sys.modules")  # control
 

@@ -62,6 +62,7 @@ PRELOAD = (
     "autograder.tensor_harness", "autograder.backprop_harness", "autograder.visual.broadcast",
 )
 MAX_CONTROL_BYTES = 1 << 20
+WALK_GRACE = 0.1  # seconds without a request before the zygote walks on (see ``serve``)
 
 
 def main(control_fd: int) -> None:
@@ -76,8 +77,9 @@ def main(control_fd: int) -> None:
                            hide=tuple(str(p) for p in config_msg["hide"]),
                            keep=tuple(str(p) for p in config_msg["keep"]), root=bool(config_msg["root"]))
     imports = config_msg.get("imports", [])
-    # torch's lazy paths are walked after "ready", between the first fork requests: the first
-    # children start 1.6 s sooner, and only one of them that takes such a path loads it itself
+    # torch's lazy paths are walked after "ready", after the first fork and between requests:
+    # the first children start 1.6 s sooner, and only one of them that takes such a path loads
+    # it itself
     shell = warm_up(imports if imports is not None else [], walks_later=True)
     if imports is None:  # sent once the parent has read the lessons, while this warmed up
         lesson_imports(_imports_message(ctl))
@@ -97,9 +99,13 @@ def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any, walks: list |
     own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY) if config.root else -1
     children: set[int] = set()
     walks = list(walks or ())
+    forked = False
     while True:
-        readable, _, _ = select.select([ctl], [], [], 0 if walks else 0.02)
-        if not readable and walks:
+        # a walk cannot be interrupted (the first optimizer alone: 1.8 s of CPU): none before
+        # the first fork, and none until the parent has been quiet for WALK_GRACE, so that the
+        # first children (one per worker, asked for back to back) never wait for one
+        readable, _, _ = select.select([ctl], [], [], WALK_GRACE if walks and forked else 0.02)
+        if not readable and walks and forked:
             guard = _walk_next(walks, guard)
         if readable:
             try:
@@ -132,6 +138,7 @@ def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any, walks: list |
                 ctl.send(json.dumps({"op": "fork_failed", "serial": serial}).encode())
             else:
                 children.add(pid)
+                forked = True
                 ctl.send(json.dumps({"op": "forked", "serial": serial, "pid": pid}).encode())
         for pid in list(children):
             try:

@@ -309,6 +309,8 @@ def _run_batch(course: Course, todo: dict[Group, list[Submission]], sandbox: Any
             jobs = _jobs(course, todo, sources, loaded, lambda sub: record(sub, None),
                          recorder.children_started, profile)
             first = next(jobs, None)  # read before the zygote is waited for
+            profile.mark("first job read")
+            recorder.first_read()
             sandbox_failed = ""
             if first is not None:
                 try:

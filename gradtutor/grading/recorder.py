@@ -64,9 +64,10 @@ class Recorder:
         self.not_graded: dict[Group, str] = {}
         self._missing = list(dict.fromkeys(references))  # references not kept yet, in order
         self._started = threading.Event()
+        self._may_open = threading.Event()
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="gradtutor-recorder", daemon=True)
-        self._thread.start()  # opens the gradebook once the first child is forked
+        self._thread.start()  # opens the gradebook once the first job is read (``first_read``)
 
     def put(self, group: Group, done: list[tuple[Submission, Any]]) -> None:
         self._queue.put((group, done))
@@ -80,9 +81,9 @@ class Recorder:
     # --- the thread ---
 
     def _run(self) -> None:
-        # the gradebook (nbgrader: ~1 s of CPU to import and open) waits for the first child:
-        # before it, the zygote's warm-up and the first job have the cores
-        while not self._started.wait(0.05) and self._queue.empty():
+        # the gradebook (nbgrader: ~1 s of CPU to import and open) waits until the first job
+        # is read (it would hold the GIL meanwhile); then it opens while the zygote warms up
+        while not self._may_open.wait(0.05) and self._queue.empty():
             pass
         try:
             with self.profile.step("start: gradebook open"):
@@ -112,10 +113,14 @@ class Recorder:
             if book is not None:
                 book.close()
 
+    def first_read(self) -> None:
+        """The first job is read: the gradebook may be opened while the zygote warms up."""
+        self._may_open.set()
+
     def children_started(self) -> None:
-        """The first child is forked: the gradebook may now be opened and references kept
-        while nothing waits (before, the zygote's warm-up and the parent's start-up have the
-        cores)."""
+        """The first child is forked: references may now be kept while nothing waits (before,
+        the zygote's warm-up and the parent's start-up have the cores)."""
+        self._may_open.set()
         self._started.set()
 
     def _wait(self) -> Any:
