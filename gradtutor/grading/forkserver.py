@@ -271,6 +271,9 @@ class Sandbox:
         elif message.get("op") == "exited":
             self.exited[int(message["pid"])] = int(message["status"])
         elif message.get("op") in ("forked", "fork_failed"):
+            if message.get("op") == "forked":
+                # when the first child exists: the zygote answers a request only between walks
+                self.profile.mark("first child forked")
             self.forked[int(message["serial"])] = message.get("pid")
             # an "exited" of an earlier process with this pid came first: it is not this child's
             self.exited.pop(message.get("pid"), None)
