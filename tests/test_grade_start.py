@@ -3,21 +3,27 @@
 Behaviour only, never time: the references are computed once per version of the code and read
 back after (`keep_checks`, kept in the course folder, private); the zygote is started before
 the parent loads torch, and the first child is forked before the references are computed
-(only the judge needs them); the recorder's gradebook transaction is all or nothing; the
-child's profile figures are read like any other message from the sandbox; the judge's fast
-comparison of small tensors gives torch's verdicts.
+(only the judge needs them); the gradebook opens only once the first job is read; the zygote
+loads before its first fork only the lesson imports of the first children's chapter (and every
+import of the runtime), the others' between forks (never before the first fork), each walk
+followed by a fresh guard; the recorder's gradebook transaction is all or nothing; the child's
+profile figures are read like any other message from the sandbox; the judge's fast comparison
+of small tensors gives torch's verdicts.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
+import nbformat
 import pytest
 import torch
 from hostile import kit
@@ -27,7 +33,11 @@ from nbgrader.api import Gradebook
 
 from autograder import kinds
 from autograder.checkdata import to_json
-from autograder.contract import Done, Ready, parse_message
+from autograder.contract import CellFailed, Done, Job, JobCell, Ready, parse_message
+from autograder.sandbox import zygote
+from autograder.sandbox.limits import Limits
+from gradtutor.grading.forkserver import Sandbox
+from gradtutor.grading.submission import first_imports
 from gradtutor.key import answer_key, registry
 from gradtutor.records import gradebook
 
@@ -106,7 +116,10 @@ def test_second_run_computes_no_reference_and_the_zygote_starts_first() -> None:
     # the zygote was started before this process loaded torch; the children do not wait for
     # the references (only the judge needs them): the first is forked before they are computed
     marks = first["marks_s"]
-    assert marks["zygote spawned"] < marks["first fork requested"] < marks["references ready"]
+    assert marks["zygote spawned"] < marks["first fork requested"] <= marks["first child forked"] \
+        < marks["references ready"]
+    # the gradebook (nbgrader's import and opening) waits for the first job to be read
+    assert marks["first job read"] < marks["gradebook opened"]
     results = {p.name: json.loads(p.read_text())["score"]
                for p in (course / "gradtutor" / "results").glob("*/*.json")}
 
@@ -115,6 +128,85 @@ def test_second_run_computes_no_reference_and_the_zygote_starts_first() -> None:
     assert {p.name: json.loads(p.read_text())["score"]
             for p in (course / "gradtutor" / "results").glob("*/*.json")} == results
     assert again["submissions"] == 2 and again["child"]["child: cells"]["count"] == 2
+
+
+def _notebook(*sources: str, solution: str = "") -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    if solution:
+        cell = nbformat.v4.new_code_cell(solution)
+        cell.metadata["nbgrader"] = {"solution": True, "grade": False, "locked": False,
+                                     "grade_id": "answer", "schema_version": 3}
+        nb.cells.append(cell)
+    return nb
+
+
+def test_the_zygote_loads_the_first_chapters_imports_before_forking_and_the_others_after() -> None:
+    sources = {
+        "ch01": {"a.ipynb": _notebook("import math\nfrom autograder import check\nx = 1",
+                                      solution="import secrets_of_the_answer")},
+        "ch11": {"b.ipynb": _notebook("from sklearn.datasets import load_digits",
+                                      "from autograder.tensor_harness import band\nimport math")},
+    }
+    now, later = first_imports(sources, "ch01")
+    # the runtime's imports come first whatever their chapter: every child's guard covers them
+    assert now == ["from autograder import check", "from autograder.tensor_harness import band",
+                   "import math"]
+    assert later == ["from sklearn.datasets import load_digits"]
+    assert first_imports(sources, "ch11") == (
+        ["from autograder import check", "from autograder.tensor_harness import band",
+         "from sklearn.datasets import load_digits", "import math"], [])
+
+
+def test_a_child_forked_after_a_walk_has_a_guard_taken_after_it() -> None:
+    """A walk may write to a module the guard watches (or load one): the guard the zygote
+    hands to later children must hold the module as the walk left it, or student code could
+    change what the walk put there and the guard would not put it back."""
+    old_guard = zygote.Snapshot()
+    try:
+        walks = [lambda: setattr(json, "_walked", "by the zygote"), lambda: None]
+        guard = zygote._walk_next(walks, old_guard)
+        assert walks and guard is not old_guard  # more walks to come: a fresh guard already
+        json._walked = "by student code"
+        guard.restore()
+        assert json._walked == "by the zygote"
+    finally:
+        gc.unfreeze()
+        if hasattr(json, "_walked"):
+            del json._walked
+
+
+def _clean(sandbox: Sandbox, source: str) -> bool:
+    """Did ``source`` run without an error in a fresh child?"""
+    out: list = []
+    sandbox.grade_all([(0, Job(cells=(JobCell("code", source, None),), specs={}))], workers=1,
+                      on_done=out.append)
+    assert out[0].started and not out[0].not_graded
+    return not any(isinstance(m, CellFailed) for m in out[0].messages)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's children need root")
+def test_later_chapters_imports_load_after_ready_and_reach_later_children() -> None:
+    with Sandbox(limits=Limits(), course_dir=None, imports=None) as sandbox:
+        ops: list = []
+        receive = sandbox._receive
+
+        def logged(timeout: float) -> dict | None:
+            message = receive(timeout)
+            if message is not None:
+                ops.append(message.get("op"))
+            return message
+
+        sandbox._receive = logged
+        sandbox.send_imports(["import json"], later=["import xml.dom.minidom", "import json"])
+        sandbox.wait_ready()
+        time.sleep(1)  # a parent slower than its zygote: the zygote still walks on only later
+        # the first child is forked before any walk: the later imports are not in it yet
+        assert _clean(sandbox, "import sys\nassert 'xml.dom.minidom' not in sys.modules")
+        sandbox._await(lambda m: m.get("op") == "imported", 120, "load the later imports")
+        assert ops.index("ready") < ops.index("forked") < ops.index("imported")
+        assert _clean(sandbox, "import sys\nassert 'xml.dom.minidom' in sys.modules")
+        assert not _clean(sandbox, "import sys\nassert 'xml.dom.pulldom' in sys.modules")  # control
 
 
 def _torch_close(a, b, rtol: float, atol: float) -> bool:

@@ -13,9 +13,12 @@ Control messages (JSON datagrams on a SOCK_SEQPACKET socket)::
 
     parent -> zygote  {"op": "config", "limits": {...}, "hide": [...], "imports": [...], "root": bool}
                       {"op": "imports", "imports": [...]}   when the config said "imports": null:
-                                        the parent starts the zygote before it has read the lessons
+                                        the parent starts the zygote before it has read the lessons;
+                                        the first such message is run before "ready", any later one
+                                        between forks (the chapters whose children come later)
                       {"op": "fork", "serial": n, "uid": u}   + the child's job and answer pipes
     zygote -> parent  {"op": "ready"}
+                      {"op": "imported"}                    a later "imports" message was run
                       {"op": "forked", "serial": n, "pid": p}  or {"op": "fork_failed", "serial": n}
                       {"op": "exited", "pid": p, "status": s}
 """
@@ -59,6 +62,7 @@ PRELOAD = (
     "autograder.tensor_harness", "autograder.backprop_harness", "autograder.visual.broadcast",
 )
 MAX_CONTROL_BYTES = 1 << 20
+WALK_GRACE = 0.1  # seconds without a request before the zygote walks on (see ``serve``)
 
 
 def main(control_fd: int) -> None:
@@ -73,8 +77,9 @@ def main(control_fd: int) -> None:
                            hide=tuple(str(p) for p in config_msg["hide"]),
                            keep=tuple(str(p) for p in config_msg["keep"]), root=bool(config_msg["root"]))
     imports = config_msg.get("imports", [])
-    # torch's lazy paths are walked after "ready", between the first fork requests: the first
-    # children start 1.6 s sooner, and only one of them that takes such a path loads it itself
+    # torch's lazy paths are walked after "ready", after the first fork and between requests:
+    # the first children start 1.6 s sooner, and only one of them that takes such a path loads
+    # it itself
     shell = warm_up(imports if imports is not None else [], walks_later=True)
     if imports is None:  # sent once the parent has read the lessons, while this warmed up
         lesson_imports(_imports_message(ctl))
@@ -94,9 +99,13 @@ def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any, walks: list |
     own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY) if config.root else -1
     children: set[int] = set()
     walks = list(walks or ())
+    forked = False
     while True:
-        readable, _, _ = select.select([ctl], [], [], 0 if walks else 0.02)
-        if not readable and walks:
+        # a walk cannot be interrupted (the first optimizer alone: 1.8 s of CPU): none before
+        # the first fork, and none until the parent has been quiet for WALK_GRACE, so that the
+        # first children (one per worker, asked for back to back) never wait for one
+        readable, _, _ = select.select([ctl], [], [], WALK_GRACE if walks and forked else 0.02)
+        if not readable and walks and forked:
             guard = _walk_next(walks, guard)
         if readable:
             try:
@@ -107,6 +116,11 @@ def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any, walks: list |
                 os._exit(0)
             request = json.loads(data)
             serial = request.get("serial")
+            if request.get("op") == "imports" and not fds:
+                # ahead of torch's walks, after earlier imports: the lessons' own lines come first
+                at = sum(1 for w in walks if isinstance(w, _LaterImports))
+                walks.insert(at, _LaterImports([str(line) for line in request.get("imports", [])], ctl))
+                continue
             if request.get("op") != "fork" or len(fds) != 2:
                 for fd in fds:
                     os.close(fd)
@@ -124,6 +138,7 @@ def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any, walks: list |
                 ctl.send(json.dumps({"op": "fork_failed", "serial": serial}).encode())
             else:
                 children.add(pid)
+                forked = True
                 ctl.send(json.dumps({"op": "forked", "serial": serial, "pid": pid}).encode())
         for pid in list(children):
             try:
@@ -256,14 +271,27 @@ def _walk_training() -> None:
 TORCH_WALKS = (_walk_training, _walk_checks, _walk_func)
 
 
+class _LaterImports:
+    """A walk: lesson import lines the parent sent after "ready" (the chapters whose children
+    come later), run between forks; the parent is told when they are loaded."""
+
+    def __init__(self, lines: list[str], ctl: socket.socket) -> None:
+        self.lines, self.ctl = lines, ctl
+
+    def __call__(self) -> None:
+        try:
+            lesson_imports(self.lines)
+        finally:
+            self.ctl.send(json.dumps({"op": "imported"}).encode())
+
+
 def _walk_next(walks: list, guard: Any) -> Any:
-    """One more of ``walks`` (the zygote's, after it said ready); after the last, the heap is
-    frozen again and the guard taken again, so that later children inherit both as they are.
+    """One more of ``walks`` (the zygote's, after it said ready); after each, the heap is
+    frozen again and the guard taken again, so that every later child inherits both as the
+    modules it inherits are (a walk may load a module the guard watches, or write to one).
     A walk that fails only leaves its path to be loaded by the children that take it."""
     with contextlib.suppress(Exception):
         walks.pop(0)()
-    if walks:
-        return guard
     gc.freeze()
     return Snapshot()
 

@@ -30,7 +30,7 @@ from gradtutor.grading import forkserver
 from gradtutor.grading.forkserver import NEEDS_ROOT
 from gradtutor.grading.profile import OFF, Profile
 from gradtutor.grading.recorder import MAX_BATCH, Recorder
-from gradtutor.grading.submission import Submission, find, lesson_imports, load
+from gradtutor.grading.submission import Submission, find, first_imports, load
 from gradtutor.key import registry
 from gradtutor.key.answer_key import fingerprint, grader_fingerprint, keep_checks
 from gradtutor.records import gradebook, store
@@ -244,7 +244,9 @@ def _grade(course: Course, todo: dict[Group, list[Submission]], *, workers: int,
     with sandbox:
         with profile.step("start: read notebooks"):  # the lessons: each submission is read later
             sources = {a: course.source_notebooks(a) for a in {g[1] for g in todo}}
-            sandbox.send_imports(lesson_imports(sources))
+            # the first children's chapter before the first fork; the others' between forks
+            now, later = first_imports(sources, next(iter(todo))[1])
+            sandbox.send_imports(now, later=later)
         return _run_batch(course, todo, sandbox, sources, workers=workers, limits=limits,
                           to_gradebook=to_gradebook, profile=profile)
 
@@ -307,6 +309,8 @@ def _run_batch(course: Course, todo: dict[Group, list[Submission]], sandbox: Any
             jobs = _jobs(course, todo, sources, loaded, lambda sub: record(sub, None),
                          recorder.children_started, profile)
             first = next(jobs, None)  # read before the zygote is waited for
+            profile.mark("first job read")
+            recorder.first_read()
             sandbox_failed = ""
             if first is not None:
                 try:

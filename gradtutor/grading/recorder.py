@@ -185,6 +185,11 @@ class Recorder:
         cells, _, unreadable = self.loaded[sub]
         return cells, unreadable
 
+    def first_read(self) -> None:
+        """The first job is read: the recorder may open the gradebook (nbgrader: about 1 s of
+        CPU to import and open) while the zygote warms up, not before."""
+        self._put(_line({"type": "first_read"}))
+
     def children_started(self) -> None:
         """The first child is forked: references may now be kept while nothing waits (before,
         the zygote's warm-up and the parent's start-up have the cores)."""
@@ -323,6 +328,7 @@ class Storing:
         self.channel = channel
         self._missing = list(dict.fromkeys(references))  # references not kept yet, in order
         self._started = threading.Event()
+        self._may_open = threading.Event()  # the gradebook waits for the first job read
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
 
     def receive(self, inbox: BinaryIO) -> None:
@@ -330,6 +336,9 @@ class Storing:
         try:
             for line in inbox:
                 raw = json.loads(line)
+                self._may_open.set()
+                if raw.get("type") == "first_read":
+                    continue
                 if raw.get("type") == "started":
                     self._started.set()
                     continue
@@ -339,6 +348,7 @@ class Storing:
                     group = (str(raw.get("student")), str(raw.get("assignment")))
                     self._queue.put((group, _failed("reading it", e)))
         finally:
+            self._may_open.set()
             self._queue.put(_STOP)
 
     def answer(self, group: Group, not_graded: str = "") -> None:
@@ -357,10 +367,12 @@ class Storing:
             "marks": {k: origin + v for k, v in self.profile.marks.items()}}))  # perf_counter's clock
 
     def run(self) -> None:
+        self._may_open.wait()
         try:
             with self.profile.step("start: gradebook open"):
                 book = gradebook.open_gradebook(self.course) if self.to_gradebook else None
                 late = gradebook.LatePenalties(self.course) if self.to_gradebook else None
+            self.profile.mark("gradebook opened")
         except Exception as e:  # the grader's failure: every submission is retried next run
             self._fail_all(f"the gradebook could not be opened ({type(e).__name__}: {str(e)[:200]})")
             return

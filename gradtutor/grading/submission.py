@@ -31,8 +31,8 @@ from gradtutor.nbcells import grade_id, is_grade, is_locked, is_solution, nbgrad
 from gradtutor.records.files import MAX_NOTEBOOK_BYTES, Unreadable, read_beneath
 from gradtutor.records.submissions import Cell, Submission
 
-__all__ = ["Cell", "Submission", "Unreadable", "find", "lesson_imports", "load", "parse", "read",
-           "sanitise"]
+__all__ = ["Cell", "Submission", "Unreadable", "find", "first_imports", "lesson_imports", "load",
+           "parse", "read", "sanitise"]
 
 
 def find(course: Course, assignments: list[str] | None = None) -> list[Submission]:
@@ -267,6 +267,25 @@ def _kept_lines(parts: list[str], *, count_only: bool = False) -> Iterator[str]:
         elif end < 0:
             yield line
         i = i + 1 if end < 0 else end + 1
+
+
+def first_imports(sources: dict[str, dict[str, Any]], first: str) -> tuple[list[str], list[str]]:
+    """``lesson_imports`` split for the zygote: (what it runs before its first fork, what it
+    runs between forks). Before: the lines of ``first`` (the assignment whose children come
+    first) and every line that imports the student runtime, so that each child's guard covers
+    the runtime's modules whatever its chapter (the zygote preloads them anyway: no cost).
+    After: the other chapters' own imports."""
+    now = set(lesson_imports({first: sources[first]})) if first in sources else set()
+    rest = set(lesson_imports(sources))
+    now |= {line for line in rest if _imports_runtime(line)}
+    return sorted(now), sorted(rest - now)
+
+
+def _imports_runtime(line: str) -> bool:
+    return any(name == "autograder" or name.startswith("autograder.")
+               for node in ast.walk(ast.parse(line))
+               for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                            [node.module or ""] if isinstance(node, ast.ImportFrom) else []))
 
 
 def lesson_imports(sources: dict[str, dict[str, Any]]) -> list[str]:
