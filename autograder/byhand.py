@@ -188,8 +188,10 @@ class _SourceSwitch:
         torch = self.torch
         if _get_current_dispatch_mode() is self.mode:
             self.mode.__exit__(None, None, None)
-        else:  # the cell took the mode stack apart: unwind whatever it left, and count it
+        else:  # the cell took the mode stack apart: unwind whatever it left, and count it as a
+            # trip (code written by hand is refused by the count, not by ``tripped``)
             _GUARD.tripped = True
+            _GUARD.trips += 1
             stack = _get_current_dispatch_mode_stack()
             if any(m is self.mode for m in stack):
                 while _get_current_dispatch_mode() is not self.mode:
@@ -294,6 +296,12 @@ def refusing(what: str) -> contextlib.AbstractContextManager:
     if what == TORCH:
         return torch_off()
     return autograd_off(what == AUTOGRAD)
+
+
+def guard_classes() -> tuple[type, ...]:
+    """The guard's dispatch and function modes (built on first use): the grader's snapshot keeps
+    their entries, so a cell that patches one of them before an answer is read changes nothing."""
+    return (_watch_class(), *_no_torch_classes())
 
 
 # --- the student's function or class, guarded wherever the grader calls it ------------------------

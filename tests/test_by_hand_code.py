@@ -214,3 +214,52 @@ def test_a_refusal_is_declared_only_where_the_grader_calls_the_students_code():
     for ex in registry.all_exercises():
         if ex.refuse:
             assert ex.is_function and not ex.by_hand, ex.id
+
+
+# --- the guard's own state: tampered with in an earlier cell, or from inside the answer -------------
+
+# an earlier cell reaches the guard's objects (the student runtime is importable: setups use it)
+GUARD_TAMPERING = {
+    "depth": "import autograder.byhand as _b\n_b._GUARD.depth = 1",
+    # both layers at once (each alone is caught by the other): the engine's stand-in, by name,
+    # and the dispatch mode that watches the engine at its source
+    "both layers": "import autograder.byhand as _b\n"
+                   "_b._Engine.run_backward = lambda self, *a, **k: "
+                   "_b._Engine._real(*a, **k)\n"
+                   "import torch\n_b._Engine._real = torch.autograd.Variable._execution_engine.run_backward\n"
+                   "_b.guard_classes()[0].__torch_dispatch__ = "
+                   "lambda self, func, types, args=(), kwargs=None: func(*args, **(kwargs or {}))",
+}
+
+
+@pytest.mark.parametrize("tamper", sorted(GUARD_TAMPERING))
+def test_the_grader_puts_the_guard_back_before_it_reads(tamper):
+    """Without the grader's snapshot the tampered guard lets the autograd route through (the
+    control: the read is not refused); with it, as the grading child restores it before each
+    grade cell, the same answer is refused."""
+    from autograder.sandbox.zygote import Snapshot
+
+    ex = registry.get("mlp_backward")
+    cheat = _inject(ex.solution, TARGETS["mlp_backward"], ROUTES[".backward"])
+    snap = Snapshot()
+    try:
+        exec(GUARD_TAMPERING[tamper], {})
+        tampered, _ = _judged("mlp_backward", cheat)
+        snap.restore()
+        restored, fb = _judged("mlp_backward", cheat)
+    finally:
+        snap.restore()
+    assert not all(a == {"t": "missing", "why": "by_hand_code"} for a in tampered), tampered
+    assert all(a == {"t": "missing", "why": "by_hand_code"} for a in restored), restored
+    assert fb.verdict == "invalid" and fb.score == 0
+
+
+def test_code_that_takes_the_guard_off_from_inside_is_refused():
+    """The function closes the guard's own switch (its dispatch mode popped) before it asks
+    autograd: the guard finds its mode gone when the call ends, and that counts as a trip."""
+    ex = registry.get("mlp_backward")
+    route = ("import autograder.byhand as _b\n_b._GUARD.source.__exit__(None, None, None)\n"
+             + ROUTES[".backward"])
+    answers, fb = _judged("mlp_backward", _inject(ex.solution, TARGETS["mlp_backward"], route))
+    assert all(a == {"t": "missing", "why": "by_hand_code"} for a in answers), answers
+    assert fb.verdict == "invalid" and fb.score == 0

@@ -235,6 +235,27 @@ def test_snapshot_undoes_monkeypatching() -> None:
         torch.allclose, autograder.plain.to_plain, torch.Tensor.__eq__ = allclose, to_plain_fn, eq
 
 
+def test_snapshot_puts_back_the_grader_s_classes_and_objects() -> None:
+    """Not only module namespaces: a class defined in ``autograder`` (entries changed or added)
+    and an object a module of it holds (the by-hand guard: its depth, an added attribute)."""
+    from autograder import byhand, judge
+
+    snap = Snapshot()
+    watch = byhand.guard_classes()[0]
+    dispatch, run_backward = vars(watch)["__torch_dispatch__"], byhand._Engine.run_backward
+    try:
+        byhand._GUARD.depth, byhand._GUARD.planted = 3, True
+        watch.__torch_dispatch__ = lambda *a, **k: None
+        byhand._Engine.run_backward = lambda *a, **k: None
+        judge.Judgement.planted = True
+        snap.restore()
+        assert byhand._GUARD.depth == 0 and not hasattr(byhand._GUARD, "planted")
+        assert vars(watch)["__torch_dispatch__"] is dispatch and byhand._Engine.run_backward is run_backward
+        assert not hasattr(judge.Judgement, "planted")
+    finally:
+        snap.restore()
+
+
 def test_snapshot_found_intact_still_sees_every_kind_of_write() -> None:
     """Once a namespace is found intact, only its dict's version tag is read: every route of
     writing to it must still show (item, attribute, ``del``, ``update``, a new class attribute)."""

@@ -325,25 +325,43 @@ class Snapshot:
     Student code shares the child with the reader, so it can monkeypatch ``autograder``,
     ``json``, ``torch.Tensor`` methods or builtins to change what the reader sees; restoring them
     before each grade cell is read (and after a cell fails) undoes that (new module attributes
-    it added stay, and do no harm). What it can still forge is only answer values: the verdict
-    is made in the parent. Taken once in the zygote; each child only compares, at C speed, and
-    only the namespaces written to since they were last found intact (``version_tag``).
+    it added stay, and do no harm). Not only the modules' namespaces: the grader's own state
+    is in its classes and in the objects its modules hold (the by-hand guard's depth, its
+    dispatch mode's method), so every class defined in ``autograder`` and every instance of one
+    that a module holds is put back too, entry for entry (entries it added removed). What it can
+    still forge is only answer values: the verdict is made in the parent. Taken once in the
+    zygote; each child only compares, at C speed, and only the namespaces written to since
+    they were last found intact (``version_tag``).
     """
 
-    MODULES = ("builtins", "contextlib", "json", "torch", "torch._C", "numpy", "math", "types", "os")
+    MODULES = ("builtins", "contextlib", "json", "torch", "torch._C", "numpy", "math", "types", "os",
+               "functools", "torch.utils._python_dispatch", "torch.overrides", "torch.autograd",
+               "torch.autograd.forward_ad", "torch.autograd.functional", "torch.func")
 
     def __init__(self) -> None:
         import torch
 
+        from autograder import byhand
+
+        byhand.guard_classes()  # built lazily elsewhere: built now, so their entries are kept
         mods = [m for name, m in sys.modules.items()
-                if isinstance(m, ModuleType) and (name in self.MODULES or name == "autograder"
-                                                  or name.startswith("autograder."))]
+                if isinstance(m, ModuleType) and (name in self.MODULES or _ours(name))]
         self.saved = [_Saved(m.__dict__) for m in mods]
-        self.types = [(t, _Saved(vars(t), exact_keys=True)) for t in (torch.Tensor,)]
+        classes, objects = _owned(mods)
+        self.types = [(t, _Saved(vars(t), exact_keys=True))
+                      for t in (torch.Tensor, *classes, *byhand.guard_classes())]
+        self.objects = [_Saved(vars(o), exact_keys=True) for o in objects]
 
     def restore(self) -> None:
         for saved in self.saved:
             if saved.changed():
+                for k, v in saved.items.items():
+                    if saved.live.get(k, _MISSING) is not v:
+                        saved.live[k] = v
+        for saved in self.objects:
+            if saved.changed():
+                for k in [k for k in saved.live if k not in saved.items]:
+                    del saved.live[k]
                 for k, v in saved.items.items():
                     if saved.live.get(k, _MISSING) is not v:
                         saved.live[k] = v
@@ -357,6 +375,28 @@ class Snapshot:
             for k in [k for k in vars(t) if k not in saved.items]:
                 with contextlib.suppress(AttributeError, TypeError):
                     delattr(t, k)
+
+
+def _ours(name: str) -> bool:
+    return name == "autograder" or name.startswith("autograder.")
+
+
+def _owned(mods: list[ModuleType]) -> tuple[list[type], list[Any]]:
+    """The classes defined in ``autograder`` that its modules hold, and the instances of them
+    (with a ``__dict__``) that its modules hold: the grader's state outside module namespaces."""
+    classes: dict[int, type] = {}
+    objects: dict[int, Any] = {}
+    for m in mods:
+        if not _ours(m.__name__):
+            continue
+        for value in list(vars(m).values()):
+            if isinstance(value, type):
+                if _ours(str(getattr(value, "__module__", ""))):
+                    classes[id(value)] = value
+            elif _ours(str(getattr(type(value), "__module__", ""))) and \
+                    isinstance(getattr(value, "__dict__", None), dict):
+                objects[id(value)] = value
+    return list(classes.values()), list(objects.values())
 
 
 class _Saved:
