@@ -244,7 +244,7 @@ def evidence(source: str, setup: str, ns: dict[str, Any]) -> list[str]:
     ("float32"), a seed passed to ``backward`` or ``grad_outputs`` to ``autograd.grad`` ("seed"),
     a call of either at all ("backward"), a call of ``where`` ("where")."""
     try:
-        tree = _syntax_tree(source)
+        tree = syntax_tree(source)
     except SyntaxError:
         return []
     cell = _Walked(tree)  # one walk of the cell (an engine's cell is thousands of nodes)
@@ -387,7 +387,7 @@ def bound_names(source: str) -> frozenset[str]:
     ``review`` asks every cell about every answer's name (a grading child, whose cache starts
     empty, parsed each cell once per exercise)."""
     try:
-        tree = _syntax_tree(source)
+        tree = syntax_tree(source)
     except SyntaxError:
         return frozenset()
     return frozenset(sub.id if isinstance(sub, ast.Name) else sub.name
@@ -396,11 +396,12 @@ def bound_names(source: str) -> frozenset[str]:
                      or isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef))
 
 
-@functools.lru_cache(maxsize=64)
-def _syntax_tree(source: str) -> ast.Module:
-    """A cell's syntax tree, parsed once per process for the readers here (``bound_names``,
-    ``names_read``, ``evidence``: an answer cell is parsed by all three; an engine's cell takes
-    3-4 ms each time). Read only, never changed. A cell that does not parse raises each time."""
+@functools.lru_cache(maxsize=256)
+def syntax_tree(source: str) -> ast.Module:
+    """A cell's syntax tree, parsed once per process: the grading child runs the cell from it
+    (``sandbox.child``), and the readers here look at it (``bound_names``, ``names_read``,
+    ``evidence``); an engine's cell takes 3-4 ms to parse. Read only, never changed (the child
+    compiles copies of its statement lists). A cell that does not parse raises each time."""
     return ast.parse(source)
 
 
@@ -422,7 +423,7 @@ def _top_scope(node: ast.AST) -> Iterator[ast.AST]:
 def names_read(source: str) -> frozenset[str]:
     """Every name the cell reads (in function bodies too): what its answer depends on."""
     try:
-        tree = _syntax_tree(source)
+        tree = syntax_tree(source)
     except SyntaxError:
         return frozenset()
     return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))

@@ -185,11 +185,34 @@ def test_the_readers_share_one_parse_and_none_changes_it() -> None:
     import ast
 
     source = "a = 2.5 * x\nb = a.float()\ndef f(u):\n    return u + a\n"
-    dumped = ast.dump(answers._syntax_tree(source))
+    dumped = ast.dump(answers.syntax_tree(source))
     assert answers.bound_names(source) == frozenset({"a", "b", "f"})
     assert answers.evidence(source, "x = 2.5", {}) == ["literal", "float32"]
     assert "u" in answers.names_read(source)
-    assert answers._syntax_tree(source) is answers._syntax_tree(source)
-    assert ast.dump(answers._syntax_tree(source)) == dumped
+    assert answers.syntax_tree(source) is answers.syntax_tree(source)
+    assert ast.dump(answers.syntax_tree(source)) == dumped
     numbers, names = answers._setup_facts("x = 2.5\ny = -1")
     assert (numbers, names) == (frozenset({2.5}), frozenset({"x", "y"}))  # ±1 is no evidence
+
+
+def test_the_grading_child_runs_a_cell_from_the_parse_the_readers_share() -> None:
+    """The child parses each cell once (``sandbox.child._as_python``); the readers of the
+    answers look at that same tree, and running the cell leaves it as it was."""
+    import ast
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from autograder.sandbox import child
+
+    shell = InteractiveShell.instance()
+    source = "a_h31 = 2.5\nb_h31 = a_h31 * 2\nb_h31"
+    parsed = child._as_python(shell, source)
+    assert parsed is not None and parsed[1] is answers.syntax_tree(source)
+    dumped = ast.dump(parsed[1])
+    assert child._execute(shell, source, parsed) is None
+    assert shell.user_ns["b_h31"] == 5.0 and shell.user_ns["_"] == 5.0  # the last line shown
+    assert child._execute(shell, source, child._as_python(shell, source)) is None  # again
+    assert ast.dump(answers.syntax_tree(source)) == dumped
+    assert answers.bound_names(source) == frozenset({"a_h31", "b_h31"})
+    magic = "%time x_h31 = 1"  # not Python: IPython's transform, parsed apart
+    assert child._as_python(shell, magic)[0] != magic
