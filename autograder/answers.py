@@ -173,6 +173,15 @@ def compile_answer(source: str) -> Any:
     import linecache
 
     linecache.cache["<answer>"] = (len(source), None, source.splitlines(True), "<answer>")
+    return _compiled_answer(source)
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled_answer(source: str) -> Any:
+    """One compilation of an answer cell for all its variants: a read re-runs the same cell at
+    each grading variant (an engine's cell: 1-5 ms to compile each time). A code object cannot be
+    changed from Python, and each ``exec`` of it still makes new functions and classes; a cell
+    that does not compile raises each time (errors are not cached)."""
     return compile(source, "<answer>", "exec")
 
 
@@ -235,68 +244,93 @@ def evidence(source: str, setup: str, ns: dict[str, Any]) -> list[str]:
     ("float32"), a seed passed to ``backward`` or ``grad_outputs`` to ``autograd.grad`` ("seed"),
     a call of either at all ("backward"), a call of ``where`` ("where")."""
     try:
-        tree = ast.parse(source)
+        tree = syntax_tree(source)
     except SyntaxError:
         return []
+    cell = _Walked(tree)  # one walk of the cell (an engine's cell is thousands of nodes)
+    shown_numbers, shown_names = _setup_facts(setup)
     found = []
-    setup_tree = _parse(setup)
-    if _numbers(tree) & _numbers(setup_tree) or (_numbers(tree, every=True) and not _reads(tree, setup_tree)):
+    if cell.numbers & shown_numbers or (cell.every and not cell.loads & shown_names):
         found.append("literal")  # a number of the setup, or numbers and no name of the setup
-    if _float32(tree, ns):
+    if _float32(cell.float32_nodes, ns):
         found.append("float32")
-    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
-    if any(_seeds(node) for node in calls):
+    if any(_seeds(node) for node in cell.calls):
         found.append("seed")
-    if any(_called(node) in ("backward", "grad") for node in calls):
+    if any(_called(node) in ("backward", "grad") for node in cell.calls):
         found.append("backward")
-    if any(_called(node) == "where" for node in calls):
+    if any(_called(node) == "where" for node in cell.calls):
         found.append("where")
     return [e for e in EVIDENCE if e in found]
 
 
-def _parse(source: str) -> ast.AST:
+_FLOAT32_NAMES = ("float32", "float", "half", "float16", "bfloat16")
+
+
+class _Walked:
+    """What ``evidence`` reads of a syntax tree, gathered in one walk: the numbers written in it
+    (``every``: all, signed; ``numbers``: except 0 and ±1, which every formula has), the names
+    it reads and binds, its calls, and in walk order the nodes that may show float32 (an
+    attribute like ``torch.float32`` or ``x.float()``, a name it binds)."""
+
+    def __init__(self, tree: ast.AST) -> None:
+        self.every: set[float] = set()
+        self.numbers: set[float] = set()
+        self.loads: set[str] = set()
+        self.stores: set[str] = set()
+        self.calls: list[ast.Call] = []
+        self.float32_nodes: list[ast.AST] = []
+        for node in ast.walk(tree):
+            kind = type(node)
+            if kind is ast.Constant:
+                self._number(node.value)
+            elif kind is ast.UnaryOp:
+                if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+                    value = node.operand.value
+                    self._number(-value if isinstance(value, int | float) and not isinstance(value, bool)
+                                 else None)
+            elif kind is ast.Name:
+                if isinstance(node.ctx, ast.Store):
+                    self.stores.add(node.id)
+                    self.float32_nodes.append(node)
+                elif isinstance(node.ctx, ast.Load):
+                    self.loads.add(node.id)
+            elif kind is ast.Attribute:
+                if node.attr in _FLOAT32_NAMES:
+                    self.float32_nodes.append(node)
+            elif kind is ast.Call:
+                self.calls.append(node)
+
+    def _number(self, value: Any) -> None:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            self.every.add(float(value))
+            if abs(value) not in (0, 1):
+                self.numbers.add(float(value))
+
+
+@functools.lru_cache(maxsize=256)
+def _setup_facts(setup: str) -> tuple[frozenset[float], frozenset[str]]:
+    """A setup's numbers (not 0 or ±1) and the names it binds: the grader's own text, the same
+    for every student, so walked once per process."""
     try:
-        return ast.parse(source)
+        walked = _Walked(ast.parse(setup))
     except SyntaxError:
-        return ast.Module(body=[], type_ignores=[])
+        return frozenset(), frozenset()
+    return frozenset(walked.numbers), frozenset(walked.stores)
 
 
-def _reads(tree: ast.AST, setup: ast.AST) -> bool:
-    """Does the code read a name the setup assigns (its parameters and inputs, not its imports)?"""
-    bound = {n.id for n in ast.walk(setup) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in bound
-               for n in ast.walk(tree))
-
-
-def _numbers(tree: ast.AST, every: bool = False) -> set[float]:
-    """The numbers written in the code, signed, except 0 and ±1 (every formula has those)
-    unless ``every``."""
-    out = set()
-    for node in ast.walk(tree):
-        value = node.value if isinstance(node, ast.Constant) else None
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and \
-                isinstance(node.operand, ast.Constant):
-            value = node.operand.value
-            value = -value if isinstance(value, int | float) and not isinstance(value, bool) else None
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if number and (every or abs(value) not in (0, 1)):
-            out.add(float(value))
-    return out
-
-
-def _float32(tree: ast.AST, ns: dict[str, Any]) -> bool:
-    """float32 named in the code (``float32``, ``.float()``), or a float32 tensor bound by it."""
+def _float32(nodes: list[ast.AST], ns: dict[str, Any]) -> bool:
+    """float32 named in the code (``float32``, ``.float()``), or a float32 tensor bound by it
+    (``nodes``: the attributes and bound names of the cell, in walk order)."""
     import torch
 
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in ("float32", "float", "half", "float16", "bfloat16"):
+    for node in nodes:
+        if isinstance(node, ast.Attribute):
             return True  # torch.float32, torch.float (the same dtype), x.float(), x.half()
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            value = ns.get(node.id)
-            if isinstance(value, torch.Tensor):
-                with torch._C.DisableTorchFunction():
-                    if value.dtype in (torch.float32, torch.float16, torch.bfloat16):
-                        return True
+        value = ns.get(node.id)
+        if isinstance(value, torch.Tensor):
+            with torch._C.DisableTorchFunction():
+                if value.dtype in (torch.float32, torch.float16, torch.bfloat16):
+                    return True
     return False
 
 
@@ -353,13 +387,22 @@ def bound_names(source: str) -> frozenset[str]:
     ``review`` asks every cell about every answer's name (a grading child, whose cache starts
     empty, parsed each cell once per exercise)."""
     try:
-        tree = ast.parse(source)
+        tree = syntax_tree(source)
     except SyntaxError:
         return frozenset()
     return frozenset(sub.id if isinstance(sub, ast.Name) else sub.name
                      for node in tree.body for sub in _top_scope(node)
                      if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store)
                      or isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef))
+
+
+@functools.lru_cache(maxsize=256)
+def syntax_tree(source: str) -> ast.Module:
+    """A cell's syntax tree, parsed once per process: the grading child runs the cell from it
+    (``sandbox.child``), and the readers here look at it (``bound_names``, ``names_read``,
+    ``evidence``); an engine's cell takes 3-4 ms to parse. Read only, never changed (the child
+    compiles copies of its statement lists). A cell that does not parse raises each time."""
+    return ast.parse(source)
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,
@@ -380,7 +423,7 @@ def _top_scope(node: ast.AST) -> Iterator[ast.AST]:
 def names_read(source: str) -> frozenset[str]:
     """Every name the cell reads (in function bodies too): what its answer depends on."""
     try:
-        tree = ast.parse(source)
+        tree = syntax_tree(source)
     except SyntaxError:
         return frozenset()
     return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))

@@ -426,7 +426,9 @@ TARGET_ACCURACY = 0.9
 
 
 @functools.cache
-def _digits_data() -> tuple[torch.Tensor, torch.Tensor]:
+def digits_data() -> tuple[torch.Tensor, torch.Tensor]:
+    """All 1797 images (pixels scaled to [-1, 1]) and their labels, loaded once per process
+    (the grader's zygote loads them before forking: ``zygote.harness_data``)."""
     from sklearn.datasets import load_digits  # heavy (scipy): loaded when the data is asked for
 
     data = load_digits()  # pixels 0..16, scaled to [-1, 1]: centred inputs train in fewer steps
@@ -436,7 +438,7 @@ def _digits_data() -> tuple[torch.Tensor, torch.Tensor]:
 def digits(seed: int, n_test: int = 450) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """scikit-learn's 8×8 digits (1797 images shipped with the package: nothing is downloaded),
     pixels scaled to [-1, 1], split into train and test by a permutation drawn from ``seed``."""
-    X, y = _digits_data()
+    X, y = digits_data()
     perm = torch.randperm(len(X), generator=torch.Generator().manual_seed(seed))
     test, train = perm[:n_test], perm[n_test:]
     return X[train], y[train], X[test], y[test]

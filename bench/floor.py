@@ -91,6 +91,12 @@ class Shell:
         import matplotlib.pyplot as plt
         import torch
 
+        from autograder import answers
+
+        # the answer readers' caches (parsed cells, compiled answers, setups) as a child of the
+        # zygote finds them: empty, not holding the same lesson cells from the last submission
+        for cached in [v for v in vars(answers).values() if hasattr(v, "cache_clear")]:
+            cached.cache_clear()
         plt.close("all")
         torch.set_grad_enabled(True)  # what a submission may have left behind in the process
         torch.set_default_dtype(torch.float32)

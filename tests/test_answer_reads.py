@@ -90,3 +90,129 @@ def test_an_answer_that_replaces_the_collectors_functions_is_still_read(monkeypa
     got = _read("def make(k):\n    return k + 1\n", ("k = 1", "k = 2"))
     assert [a.get("v") for a in got] == [2, 3]
     assert answers.READ_GC_THRESHOLD == READ_GC_THRESHOLD
+
+
+# --- the answer cell compiled and parsed once per read, not once per variant and reader ---------
+
+# an answer cell re-run at each variant: it defines a function and a class, and counts its runs
+RERUN = """runs.append(k)
+def make(k):
+    return Box(k).k * 2
+class Box:
+    def __init__(self, k):
+        self.k = k
+"""
+
+
+def test_an_answer_cell_compiled_once_still_runs_afresh_at_every_variant() -> None:
+    ns: dict = {"runs": []}
+    exec("k = 1", ns)
+    exec(RERUN, ns)
+    got = read_all(AnswerSpec(answer="make", setups=("k = 1", "k = 2", "k = 3"), call="make(k)"),
+                   ns, ["", RERUN, "check()"])
+    assert [a.get("v") for a in got] == [2, 4, 6]
+    assert ns["runs"] == [1, 2, 3]  # the cell ran at the two other variants, in copies of ns
+    assert answers.compile_answer(RERUN) is answers.compile_answer(RERUN)  # one code object
+
+
+def test_each_run_of_a_compiled_answer_makes_its_own_functions_and_classes() -> None:
+    code = answers.compile_answer(RERUN)
+    a, b = {"runs": [], "k": 1}, {"runs": [], "k": 2}
+    exec(code, a)
+    exec(code, b)
+    assert a["make"] is not b["make"] and a["Box"] is not b["Box"]
+    a["Box"].k = "changed in one run"  # a class patched in one run is not the other's
+    assert not hasattr(b["Box"], "k")
+
+
+def test_an_error_names_the_line_of_the_cell_read_last_even_when_compiled_before() -> None:
+    """``compile_answer`` keeps the cell it is asked for where tracebacks look, cached or not:
+    an error at a variant names the line of that cell, not of one compiled before it."""
+    raising = "y = 1\ndef make(k):\n    return 1 / (k - 2)\n"
+    for source in (raising, RERUN, raising):  # compiled, another cell, then the first again
+        answers.compile_answer(source)
+    ns: dict = {}
+    exec("k = 1", ns)
+    exec(raising, ns)
+    got = read_all(AnswerSpec(answer="make", setups=("k = 1", "k = 2"), call="make(k)"), ns,
+                   ["", raising, "check()"])
+    assert got[0].get("v") == -1.0
+    assert got[1]["t"] == "error" and got[1]["v"] == "ZeroDivisionError"
+    assert got[1].get("line") == "line 3: return 1 / (k - 2)", got[1]
+
+
+def test_a_cell_that_parses_but_does_not_compile_is_an_error_at_every_variant() -> None:
+    broken = "def make(k):\n    return k\nbreak\n"  # parses; 'break' outside a loop does not compile
+    got = read_all(AnswerSpec(answer="make", setups=("k = 1", "k = 2", "k = 3"), call="make(k)"),
+                   {"k": 1}, ["", broken, "check()"], cell_errors={broken: "SyntaxError"})
+    assert got[0]["why"] == "answer_cell_raised"
+    assert [a["v"] for a in got[1:]] == ["SyntaxError", "SyntaxError"]
+
+
+EVIDENCE_CASES = [  # (cell, setup, namespace, the codes): every branch of evidence()
+    ("y = -3.0 * x0", "x0 = -3.0", {}, ["literal"]),  # a signed number of the setup
+    ("y = 3.0 * x0", "x0 = -3.0", {}, ["literal"]),  # the setup's -3.0 holds a 3.0 too
+    ("y = 2.0 * x0", "x0 = -3.0", {}, []),  # a number not in the setup, and x0 read
+    ("y = 1 + 0 * 2.5", "x0 = 2.0\nw = 4", {}, ["literal"]),  # numbers, no name of the setup read
+    ("y = 2 * w", "x0 = 2.0\nw = 4", {}, ["literal"]),  # 2.0 == 2
+    ("y = w", "w = 4", {}, []),
+    ("import torch\ny = torch.zeros(2, dtype=torch.float32) + w", "w = 4", {}, ["float32"]),
+    ("t = w + 0", "w = 4", {"t": "not a tensor"}, []),
+    ("loss.backward(gradient=g)\nz = torch.where(m, a, b)", "w = 4", {}, ["seed", "backward", "where"]),
+    ("g = torch.autograd.grad(y, x, v)", "w = 4", {}, ["seed", "backward"]),
+    ("def f(:\n    pass", "w = 4", {}, []),  # does not parse: nothing to show
+    ("flag = True\ny = -w", "w = 4", {}, []),  # True is not a number typed in
+]
+
+
+@pytest.mark.parametrize("cell, setup, ns, codes", EVIDENCE_CASES)
+def test_evidence_from_one_walk_of_the_cell(cell: str, setup: str, ns: dict, codes: list[str]) -> None:
+    import torch
+
+    ns = {k: torch.zeros(1) if v == "float32 tensor" else v for k, v in ns.items()}
+    assert answers.evidence(cell, setup, ns) == codes
+    assert answers.evidence(cell, setup, ns) == codes  # the second time, from the parsed cell
+
+
+def test_a_float32_tensor_bound_by_the_cell_is_evidence_and_a_float64_one_is_not() -> None:
+    import torch
+
+    assert answers.evidence("t = x * 2", "x = 1.0", {"t": torch.zeros(2)}) == ["float32"]
+    assert answers.evidence("t = x * 2", "x = 1.0", {"t": torch.zeros(2, dtype=torch.float64)}) == []
+
+
+def test_the_readers_share_one_parse_and_none_changes_it() -> None:
+    import ast
+
+    source = "a = 2.5 * x\nb = a.float()\ndef f(u):\n    return u + a\n"
+    dumped = ast.dump(answers.syntax_tree(source))
+    assert answers.bound_names(source) == frozenset({"a", "b", "f"})
+    assert answers.evidence(source, "x = 2.5", {}) == ["literal", "float32"]
+    assert "u" in answers.names_read(source)
+    assert answers.syntax_tree(source) is answers.syntax_tree(source)
+    assert ast.dump(answers.syntax_tree(source)) == dumped
+    numbers, names = answers._setup_facts("x = 2.5\ny = -1")
+    assert (numbers, names) == (frozenset({2.5}), frozenset({"x", "y"}))  # ±1 is no evidence
+
+
+def test_the_grading_child_runs_a_cell_from_the_parse_the_readers_share() -> None:
+    """The child parses each cell once (``sandbox.child._as_python``); the readers of the
+    answers look at that same tree, and running the cell leaves it as it was."""
+    import ast
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from autograder.sandbox import child
+
+    shell = InteractiveShell.instance()
+    source = "a_h31 = 2.5\nb_h31 = a_h31 * 2\nb_h31"
+    parsed = child._as_python(shell, source)
+    assert parsed is not None and parsed[1] is answers.syntax_tree(source)
+    dumped = ast.dump(parsed[1])
+    assert child._execute(shell, source, parsed) is None
+    assert shell.user_ns["b_h31"] == 5.0 and shell.user_ns["_"] == 5.0  # the last line shown
+    assert child._execute(shell, source, child._as_python(shell, source)) is None  # again
+    assert ast.dump(answers.syntax_tree(source)) == dumped
+    assert answers.bound_names(source) == frozenset({"a_h31", "b_h31"})
+    magic = "%time x_h31 = 1"  # not Python: IPython's transform, parsed apart
+    assert child._as_python(shell, magic)[0] != magic

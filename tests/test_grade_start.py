@@ -175,6 +175,38 @@ def test_a_child_forked_after_a_walk_has_a_guard_taken_after_it() -> None:
             del json._walked
 
 
+_DIGITS_IN_ZYGOTE = """
+import json, socket, sys
+from autograder import tensor_harness
+from autograder.sandbox import zygote
+seen = []
+def state():
+    seen.append(["sklearn" in sys.modules, tensor_harness.digits_data.cache_info().currsize])
+zygote.harness_data()  # no lesson imported scikit-learn: nothing loaded, nothing imported
+state()
+ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+zygote._LaterImports(["from sklearn.datasets import load_digits"], ours)()  # a later chapter's
+state()
+seen.append(json.loads(theirs.recv(1024)))
+before = tensor_harness.digits(3)[0]
+zygote.child_caches()  # loaded once: the same tensors, not read again
+state()
+seen.append(bool((tensor_harness.digits(3)[0] == before).all()))
+print(json.dumps(seen))
+"""
+
+
+def test_the_zygote_loads_the_digits_once_a_lesson_imported_scikit_learn() -> None:
+    """Chapter 11's harness reads scikit-learn's digits at every grading variant: the zygote
+    loads them once its lessons' imports (the first chapter's or a later walk's) loaded
+    scikit-learn, so no child parses them again; without scikit-learn it imports nothing."""
+    out = subprocess.run([sys.executable, "-c", _DIGITS_IN_ZYGOTE], capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "PYTHONPATH": str(Path(zygote.__file__).parents[2])})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.splitlines()[-1]) == [
+        [False, 0], [True, 1], {"op": "imported"}, [True, 1], True]
+
+
 def _clean(sandbox: Sandbox, source: str) -> bool:
     """Did ``source`` run without an error in a fresh child?"""
     out: list = []

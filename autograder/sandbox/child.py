@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from autograder.answers import read_all
+from autograder.answers import read_all, syntax_tree
 from autograder.byhand import autograd_off
 from autograder.contract import Job, decode_job, encode_message
 from autograder.sandbox import seal
@@ -278,7 +278,7 @@ def _as_python(shell: Any, source: str) -> tuple[str, ast.Module] | None:
     token-level transforms cost 0.25 ms a cell), else what IPython makes of its magics; None
     if neither parses (IPython's ``run_cell`` then reports the error)."""
     try:
-        return source, ast.parse(source)
+        return source, syntax_tree(source)  # the readers of the answers find it parsed
     except (SyntaxError, ValueError):
         pass
     try:

@@ -159,6 +159,20 @@ def child_caches() -> None:
 
     checkdata.provider_points()
     importlib.import_module("torch._subclasses.schema_check_mode")
+    harness_data()
+
+
+def harness_data() -> None:
+    """Data a harness of the runtime reads in every child of its chapter, loaded once here once
+    the lessons' imports have loaded its library: scikit-learn's 8x8 digits (chapter 11's
+    ``digits_report``, at each grading variant; parsing the CSV shipped with scikit-learn cost
+    each child 26-33 ms of CPU). Public data, the same for every student, that the child could
+    read from the library itself; a child that changes its copy changes only its own."""
+    if "sklearn.datasets" in sys.modules:  # never imported here for it: the zygote stays light
+        from autograder import tensor_harness  # loaded by warm_up already
+
+        with contextlib.suppress(Exception):  # a child then loads the data itself, as before
+            tensor_harness.digits_data()
 
 
 def _imports_message(ctl: socket.socket) -> list[str]:
@@ -281,6 +295,7 @@ class _LaterImports:
     def __call__(self) -> None:
         try:
             lesson_imports(self.lines)
+            harness_data()
         finally:
             self.ctl.send(json.dumps({"op": "imported"}).encode())
 
