@@ -26,7 +26,7 @@ from tqdm import tqdm
 from autograder.contract import Job
 from autograder.sandbox.limits import Limits
 from gradtutor.course import Course, grade_cells, grade_ids
-from gradtutor.grading import forkserver
+from gradtutor.grading import forkserver, torch_uses
 from gradtutor.grading.forkserver import NEEDS_ROOT
 from gradtutor.grading.profile import OFF, Profile
 from gradtutor.grading.recorder import MAX_BATCH, Recorder
@@ -310,6 +310,8 @@ def _run_batch(course: Course, todo: dict[Group, list[Submission]], sandbox: Any
                          recorder.children_started, profile)
             first = next(jobs, None)  # read before the zygote is waited for
             profile.mark("first job read")
+            with profile.step("start: walks chosen"):  # after the first job: the units are loaded
+                sandbox.send_walks(torch_uses.walks_for(sources))
             recorder.first_read()
             sandbox_failed = ""
             if first is not None:
