@@ -134,11 +134,21 @@ def test_the_zygote_walks_only_the_torch_paths_the_chapters_code_takes() -> None
     # a runtime function that hands torch's gradcheck to a helper (autograder.harness), reached
     # by name and through __import__ as the exercises' calls reach it
     assert _walks("from autograder.harness import function_report\nfunction_report(f, [x], g)") \
-        == ["gradcheck"]
+        == ["gradcheck", "grad_outputs"]
     assert _walks("__import__('autograder.harness', fromlist=['function_report']).function_report(f, [x], g)") \
-        == ["gradcheck"]
+        == ["gradcheck", "grad_outputs"]
     # the self-check machinery names torch.func's functions only to switch them off: no walk
     assert _walks("from autograder import check\ncheck(1, x)") == []
+    # a backward pass given its output's gradient checks its shape symbolically (sympy)
+    assert _walks("y.backward()", "torch.autograd.grad(y, x)", "y.backward(retain_graph=True)") == []
+    for call in ("y.backward(torch.ones(3))", "y.backward(gradient=v)", "torch.autograd.grad(y, x, v)",
+                 "from torch.autograd import grad\ngrad(y, [x], grad_outputs=v)",
+                 "torch.autograd.backward([y], [v])"):
+        assert _walks(call) == ["grad_outputs"], call
+    # a widget does nothing in a grading child (headless): what it would call is not walked
+    assert _walks("from autograder import chain_rule_stepper\nchain_rule_stepper()") == []
+    assert _walks("from autograder.visual.widgets import _chain_numbers\n_chain_numbers(1.0, 2.0)") \
+        == ["grad_outputs"]
     assert list(torch_walks.COVERS) == [name for name, _ in torch_walks.WALKS.items()]
 
 

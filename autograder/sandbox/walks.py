@@ -3,7 +3,8 @@ being graded take it, so that its children find it loaded.
 
 A child that takes a path the zygote has not walked loads it itself, every time (a child's
 work is thrown away with it): the first optimizer step or ``torch.func`` transform imports
-``torch._dynamo`` and sympy (1.2 s of CPU), forward-mode AD ``torch._decomp`` (0.2-0.4 s). A
+``torch._dynamo`` and sympy (1.2 s of CPU), a backward pass given a gradient sympy (0.45 s),
+forward-mode AD ``torch._decomp`` (0.2-0.4 s). A
 walk the chapters never take costs the zygote that much for nothing, once per run (a chapter 1
 class used none of them). ``COVERS`` names the torch modules each walk warms: the trusted parent
 reads the chapters' code for them (``gradtutor.grading.torch_uses``) and sends the walks' names.
@@ -59,6 +60,16 @@ def walk_gradcheck() -> None:
     torch.autograd.gradgradcheck(lambda t: t.sin() * t, (_sample(),))
 
 
+def walk_grad_outputs() -> None:
+    """A backward pass given its output's gradient (``y.backward(v)``, ``autograd.grad(y, x, v)``):
+    torch checks the gradient's shape with its symbolic shapes, whose first import loads sympy
+    (0.45 s of CPU in each child that passes one)."""
+    import torch
+
+    x = _sample()
+    (x * 2).backward(torch.ones(2, dtype=torch.float64))
+
+
 def walk_functional() -> None:
     import torch
 
@@ -77,6 +88,8 @@ def walk_func() -> None:
     hessian(f)(x), vmap(torch.sin)(x), vjp(torch.sin, x)
 
 
+GRAD_OUTPUTS = "torch.autograd.grad_outputs"  # not a module: a backward pass given a gradient
+
 # name -> (the walk, the torch modules (or functions) whose first use it does ahead), in the
 # order the zygote walks them: the costliest paths first
 WALKS: dict[str, tuple[Callable[[], None], tuple[str, ...]]] = {
@@ -84,6 +97,8 @@ WALKS: dict[str, tuple[Callable[[], None], tuple[str, ...]]] = {
     "func": (walk_func, ("torch.func", "torch.vmap", "torch._functorch", "functorch")),
     "forward_ad": (walk_forward_ad, ("torch.autograd.forward_ad",)),
     "gradcheck": (walk_gradcheck, ("torch.autograd.gradcheck", "torch.autograd.gradgradcheck")),
+    # GRAD_OUTPUTS: what ``gradtutor.grading.torch_uses`` names a call that passes a gradient
+    "grad_outputs": (walk_grad_outputs, ("torch.fx.experimental.symbolic_shapes", GRAD_OUTPUTS)),
     "functional": (walk_functional, ("torch.autograd.functional",)),
     "checkpoint": (walk_checkpoint, ("torch.utils.checkpoint",)),
 }

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import autograder
-from autograder.sandbox.walks import COVERS
+from autograder.sandbox.walks import COVERS, GRAD_OUTPUTS
 from gradtutor.course import grade_cells
 from gradtutor.key import registry
 from gradtutor.key.answer_key import spec
@@ -105,11 +105,27 @@ def _paths(tree: ast.AST, aliases: dict[str, str], modules: set[str]) -> tuple[s
             path = _dotted(node.func, aliases)
             if path:
                 used.add(path)
+            if _passes_a_gradient(node, path):
+                used.add(GRAD_OUTPUTS)
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 path = _dotted(arg, aliases) if isinstance(arg, ast.Attribute | ast.Name) else None
                 if path and path not in modules:
                     used.add(path)
     return named, used
+
+
+def _passes_a_gradient(call: ast.Call, path: str | None) -> bool:
+    """A backward pass given its outputs' gradient: ``y.backward(v)`` (on anything: only
+    tensors have it), ``torch.autograd.backward(ys, vs)``, ``torch.autograd.grad(ys, xs, vs)``."""
+    keywords = {k.arg for k in call.keywords}
+    method = isinstance(call.func, ast.Attribute) and call.func.attr == "backward"
+    if method and path != "torch.autograd.backward":
+        return bool(call.args) or "gradient" in keywords
+    if path == "torch.autograd.backward":
+        return len(call.args) >= 2 or "grad_tensors" in keywords
+    if path == "torch.autograd.grad":
+        return len(call.args) >= 3 or "grad_outputs" in keywords
+    return False
 
 
 def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
@@ -146,10 +162,20 @@ def _runtime_uses(named: set[str]) -> set[str]:
         if isinstance(node, str):  # a name the module imports: where it comes from
             todo.append(node)
             continue
+        if _headless_skipped(node, module):
+            continue  # a drawing or widget: it does nothing in a grading child
         n, u = _paths(node, dict(module.aliases), set(module.modules))
         used |= u
         todo += [p for p in n | u if _in_runtime(p)]
     return used
+
+
+HEADLESS = "autograder.visual.headless.skipped_when_headless"
+
+
+def _headless_skipped(node: ast.AST, module: _Module) -> bool:
+    """A runtime function marked to return at once where nobody sees it (a grading child)."""
+    return any(_dotted(d, module.aliases) == HEADLESS for d in getattr(node, "decorator_list", ()))
 
 
 def _in_runtime(path: str) -> bool:
