@@ -287,30 +287,50 @@ def test_later_chapters_imports_load_after_ready_and_reach_later_children() -> N
 @pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's children need root")
 def test_the_zygote_walks_only_what_it_is_told_and_a_child_reports_its_page_faults() -> None:
-    with Sandbox(limits=Limits(), course_dir=None, imports=None) as sandbox:
-        walked: list = []
+    walked: list = []
+
+    def logged(sandbox: Sandbox) -> None:
         receive = sandbox._receive
 
-        def logged(timeout: float) -> dict | None:
+        def log(timeout: float) -> dict | None:
             message = receive(timeout)
             if message is not None and message.get("op") == "walked":
                 walked.append(message["walk"])
             return message
 
-        sandbox._receive = logged
+        sandbox._receive = log
+
+    def quiet(sandbox: Sandbox) -> None:  # any walk would start within a grace or two
+        end = time.monotonic() + 20 * zygote.WALK_GRACE
+        while time.monotonic() < end:
+            sandbox._receive(0.1)
+
+    job = Job(cells=(JobCell("code", "x = [str(i) for i in range(10**5)]", None),), specs={})
+    # as `gradtutor grade` starts it: no walk until the parent has named the chapters' walks
+    with Sandbox(limits=Limits(), course_dir=None, imports=None, walks_told=True) as sandbox:
+        logged(sandbox)
         sandbox.send_imports([])
-        sandbox.send_walks(["gradcheck", "no such walk"])
         out: list = []
-        job = Job(cells=(JobCell("code", "x = [str(i) for i in range(10**5)]", None),), specs={})
         sandbox.grade_all([(0, job)], workers=1, on_done=out.append)
         done = next(m for m in out[0].messages if isinstance(m, Done))
         usage = {name: (cpu, minor) for name, cpu, minor, _ in done.usage}
         assert usage["child: cells"][0] > 0 and usage["child: cells"][1] > 100  # 100,000 new strings
+        quiet(sandbox)
+        assert walked == []
+        sandbox.send_walks(["gradcheck", "no such walk"])
         sandbox._await(lambda m: m.get("op") == "walked", 120, "walk")
-        end = time.monotonic() + 20 * zygote.WALK_GRACE
-        while time.monotonic() < end:  # any other walk would follow within a grace or two
-            sandbox._receive(0.1)
+        quiet(sandbox)
         assert walked == ["walk_gradcheck"]
+    # told nothing, the zygote walks every path; told fewer, only those not walked yet
+    walked.clear()
+    with Sandbox(limits=Limits(), course_dir=None, imports=None) as sandbox:
+        logged(sandbox)
+        sandbox.send_imports([])
+        sandbox.send_walks(["functional", "checkpoint"])
+        sandbox.grade_all([(0, job)], workers=1, on_done=lambda outcome: None)
+        sandbox._await(lambda m: m.get("op") == "walked", 120, "walk")
+        quiet(sandbox)
+        assert walked == ["walk_functional", "walk_checkpoint"]
 
 
 def _torch_close(a, b, rtol: float, atol: float) -> bool:

@@ -11,14 +11,16 @@ ends every process of that submission, whatever they do.
 
 Control messages (JSON datagrams on a SOCK_SEQPACKET socket)::
 
-    parent -> zygote  {"op": "config", "limits": {...}, "hide": [...], "imports": [...], "root": bool}
+    parent -> zygote  {"op": "config", "limits": {...}, "hide": [...], "imports": [...], "root": bool,
+                       "walks_told": bool}
                       {"op": "imports", "imports": [...]}   when the config said "imports": null:
                                         the parent starts the zygote before it has read the lessons;
                                         the first such message is run before "ready", any later one
                                         between forks (the chapters whose children come later)
                       {"op": "walks", "walks": [name, ...]}  only these of torch's lazy paths
                                         (``autograder.sandbox.walks``), those the chapters' code takes,
-                                        are walked between forks; without it, all are
+                                        are walked between forks; without it, all are (none at all
+                                        while a config that said "walks_told" waits for it)
                       {"op": "fork", "serial": n, "uid": u}   + the child's job and answer pipes
     zygote -> parent  {"op": "ready", "cpu": s}             s: its CPU time so far
                       {"op": "imported"}                    a later "imports" message was run
@@ -97,11 +99,16 @@ def main(control_fd: int) -> None:
     gc.freeze()
     # its CPU so far (imports, warm-up, the first lessons' imports): a profile figure
     ctl.send(json.dumps({"op": "ready", "cpu": time.process_time()}).encode())
-    serve(ctl, config, shell, guard, torch_walks.chosen(None))  # all, unless told fewer ("walks")
+    # all of torch's walks, unless told fewer ("walks"); none until told, when the parent said
+    # it will tell ("walks_told": it reads them from the chapters after its first fork request)
+    told = bool(config_msg.get("walks_told"))
+    serve(ctl, config, shell, guard, [] if told else torch_walks.chosen(None), walks_told=told)
 
 
-def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any, walks: list | None = None) -> None:
-    """Fork a child per request; ``walks``: warm-up left to do while no request waits."""
+def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any, walks: list | None = None, *,
+          walks_told: bool = False) -> None:
+    """Fork a child per request; ``walks``: warm-up left to do while no request waits
+    (``walks_told``: torch's walks come with a "walks" message, none before it)."""
     from autograder.sandbox import child, seal  # loaded by main already; local to keep this module light
 
     own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY) if config.root else -1
@@ -128,7 +135,11 @@ def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any, walks: list |
                 # only the walks the chapters take (``gradtutor.grading.torch_uses``): drop the
                 # others not walked yet; lesson imports stay
                 keep = torch_walks.chosen([str(n) for n in request.get("walks", [])])
-                walks[:] = [w for w in walks if isinstance(w, _LaterImports) or w in keep]
+                if walks_told:  # the first word on them: these, once
+                    walks += keep
+                    walks_told = False
+                else:  # fewer than all: those not walked yet
+                    walks[:] = [w for w in walks if isinstance(w, _LaterImports) or w in keep]
                 continue
             if request.get("op") == "imports" and not fds:
                 # ahead of torch's walks, after earlier imports: the lessons' own lines come first

@@ -200,9 +200,11 @@ class Sandbox:
     """The zygote, and the children forked from it, ``workers`` at a time."""
 
     def __init__(self, *, limits: Limits, course_dir: Path | None, imports: Iterable[str] | None = (),
-                 python: Interpreter | None = None, profile: Profile = OFF) -> None:
+                 python: Interpreter | None = None, profile: Profile = OFF, walks_told: bool = False) -> None:
         """Start the zygote. ``imports=None``: the lessons' import lines follow
-        (``send_imports``), so the zygote starts warming up before the caller has read them."""
+        (``send_imports``), so the zygote starts warming up before the caller has read them.
+        ``walks_told``: the zygote walks none of torch's lazy paths until ``send_walks`` names
+        them (else all, unless it names fewer)."""
         python = python or Interpreter.current()
         self.profile = profile
         self.limits = limits
@@ -226,7 +228,8 @@ class Sandbox:
         self.groups: cgroups.Groups | None = None
         hide, keep = hidden_paths(course_dir, python)
         self._send({"op": "config", "limits": limits.to_json(), "root": self.root, "hide": hide,
-                    "keep": keep, "imports": None if imports is None else sorted(set(imports))})
+                    "keep": keep, "imports": None if imports is None else sorted(set(imports)),
+                    "walks_told": walks_told})
         self.ready = False
         self.imports_sent = imports is not None
 
@@ -243,8 +246,7 @@ class Sandbox:
 
     def send_walks(self, names: Iterable[str]) -> None:
         """Only these of torch's lazy paths are walked (``autograder.sandbox.walks``): those the
-        chapters being graded take (``gradtutor.grading.torch_uses``). Sent before the first
-        fork request, it comes before any walk (the zygote walks none before its first fork)."""
+        chapters being graded take (``gradtutor.grading.torch_uses``)."""
         self._send({"op": "walks", "walks": list(names)})
 
     def wait_ready(self) -> None:

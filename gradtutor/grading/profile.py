@@ -33,8 +33,8 @@ class Step:
 PARENT_ORDER = (
     "start: imports", "start: zygote spawned", "start: judge's imports", "start: find submissions",
     "start: skip graded", "start: read notebooks", "start: wait for zygote",
-    "start: walks chosen", "start: cgroups", "start: gradebook open", "references", "read notebook",
-    "fork request", "fork wait", "cgroup placement", "job encode", "job write", "read messages",
+    "start: cgroups", "start: gradebook open", "references", "read notebook",
+    "walks chosen", "fork request", "fork wait", "cgroup placement", "job encode", "job write", "read messages",
     "poll and reap", "recorder: encode", "judge", "autograded notebook", "gradebook", "results file",
     "wait for children",
 )
