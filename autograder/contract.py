@@ -20,14 +20,17 @@ Parent -> child, once, on the job pipe (``encode_job`` / ``decode_job``)::
 
 Child -> parent, one JSON line each (``parse_message``)::
 
-    {"type": "ready", "spent": {STEP: seconds}}             set up; student code runs next
+    {"type": "ready", "spent": {STEP: seconds}, "usage": {STEP: [cpu_s, minflt, majflt]}}
+                                                           set up; student code runs next
     {"type": "cell", "cell": int, "why": LIMIT}            a cell stopped by a limit
     {"type": "cell", "cell": int, "why": "error", "error": NAME}   a cell raised (a builtin's name)
     {"type": "answers", "exercise": str, "cell": int, "answers": [plain, ...]}
-    {"type": "done", "spent": {STEP: seconds}}
+    {"type": "done", "spent": {STEP: seconds}, "usage": {STEP: [cpu_s, minflt, majflt]}}
 
 ``spent`` (optional) is how long the child's own steps took (``SETUP_STEPS`` before student
-code, ``RUN_STEPS`` after): a profile only (``gradtutor grade --profile``), never a grade.
+code, ``RUN_STEPS`` after), ``usage`` (optional) the CPU seconds and minor and major page faults
+of each (``getrusage``: a forked child copies each page it first writes, a minor fault): a
+profile only (``gradtutor grade --profile``), never a grade.
 """
 
 from __future__ import annotations
@@ -136,17 +139,20 @@ def decode_job(data: bytes) -> Job:
 
 # --- messages from the child ------------------------------------------------------------------
 
-SETUP_STEPS = ("child: isolate", "child: namespaces", "child: mounts", "child: limits and uid",
-               "child: seccomp", "child: wait for job", "child: read job")
+SETUP_STEPS = ("child: after fork", "child: isolate", "child: namespaces", "child: mounts",
+               "child: limits and uid", "child: seccomp", "child: wait for job", "child: read job")
 RUN_STEPS = ("child: cells", "child: answer re-runs", "child: guard restore")
 MAX_SPENT_SECONDS = 86_400.0
 
 Spent = tuple[tuple[str, float], ...]  # (step, seconds), steps of SETUP_STEPS or RUN_STEPS
+Usage = tuple[tuple[str, float, int, int], ...]  # (step, CPU seconds, minor faults, major faults)
+MAX_FAULTS = 2**40
 
 
 @dataclass(frozen=True)
 class Ready:
     spent: Spent = ()
+    usage: Usage = ()
 
 
 @dataclass(frozen=True)
@@ -171,6 +177,7 @@ class Answers:
 @dataclass(frozen=True)
 class Done:
     spent: Spent = ()
+    usage: Usage = ()
 
 
 Message = Ready | CellStopped | CellFailed | Answers | Done
@@ -211,9 +218,9 @@ def _message(raw: Any, expected: dict[str, int]) -> Message | None:
         return None
     kind = raw.get("type")
     if kind == "ready":
-        return Ready(_spent(raw.get("spent"), SETUP_STEPS))
+        return Ready(_spent(raw.get("spent"), SETUP_STEPS), _usage(raw.get("usage"), SETUP_STEPS))
     if kind == "done":
-        return Done(_spent(raw.get("spent"), RUN_STEPS))
+        return Done(_spent(raw.get("spent"), RUN_STEPS), _usage(raw.get("usage"), RUN_STEPS))
     cell = raw.get("cell")
     if type(cell) is not int or not 0 <= cell < 1_000_000:
         return None
@@ -238,6 +245,23 @@ def _spent(value: Any, steps: tuple[str, ...]) -> Spent:
         return ()
     return tuple((name, float(value[name])) for name in steps
                  if type(value.get(name)) in (int, float) and 0 <= value[name] <= MAX_SPENT_SECONDS)
+
+
+def _usage(value: Any, steps: tuple[str, ...]) -> Usage:
+    """The known steps' [CPU seconds, minor faults, major faults], each bounded; anything else
+    is left out, as in ``_spent``."""
+    if type(value) is not dict or len(value) > len(steps):
+        return ()
+    out = []
+    for name in steps:
+        row = value.get(name)
+        if type(row) is not list or len(row) != 3:
+            continue
+        cpu, minor, major = row
+        if type(cpu) in (int, float) and 0 <= cpu <= MAX_SPENT_SECONDS and \
+                all(type(n) is int and 0 <= n <= MAX_FAULTS for n in (minor, major)):
+            out.append((name, float(cpu), minor, major))
+    return tuple(out)
 
 
 def _one_of(value: Any, allowed: Iterable[str]) -> bool:

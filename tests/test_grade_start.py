@@ -34,9 +34,12 @@ from nbgrader.api import Gradebook
 from autograder import kinds
 from autograder.checkdata import to_json
 from autograder.contract import CellFailed, Done, Job, JobCell, Ready, parse_message
+from autograder.sandbox import walks as torch_walks
 from autograder.sandbox import zygote
 from autograder.sandbox.limits import Limits
+from gradtutor.grading import torch_uses
 from gradtutor.grading.forkserver import Sandbox
+from gradtutor.grading.profile import CGROUP_CPU, Profile
 from gradtutor.grading.submission import first_imports
 from gradtutor.key import answer_key, registry
 from gradtutor.records import gradebook
@@ -83,6 +86,78 @@ def test_a_childs_profile_figures_are_bounded_and_named() -> None:
     assert parse_message(line.encode(), {}) == Ready((("child: mounts", 0.004),))
     assert parse_message(b'{"type": "done", "spent": [1, 2]}', {}) == Done(())
     assert parse_message(b'{"type": "done", "spent": {"child: cells": -1}}', {}) == Done(())
+    # CPU seconds and minor and major page faults per step: whole, bounded numbers or nothing
+    usage = {"child: cells": [0.05, 3200, 0], "child: answer re-runs": [0.01, 1.5, 0],
+             "child: guard restore": [-1, 0, 0]}
+    line = json.dumps({"type": "done", "usage": usage})
+    assert parse_message(line.encode(), {}) == Done((), (("child: cells", 0.05, 3200, 0),))
+    line = json.dumps({"type": "done", "usage": {"child: cells": [0.05, 3200, 0], "child: mounts": [0, 1, 0]}})
+    assert parse_message(line.encode(), {}) == Done((), (("child: cells", 0.05, 3200, 0),))  # not a run step
+    for bad in ([0.1, True, 0], [0.1, 2**41, 0], [0.1, 1], "0.1 1 0", None):
+        assert parse_message(json.dumps({"type": "done", "usage": {"child: cells": bad}}).encode(),
+                             {}) == Done(())
+    line = json.dumps({"type": "ready", "usage": {"child: after fork": [0.002, 400, 1]}})
+    assert parse_message(line.encode(), {}) == Ready((), (("child: after fork", 0.002, 400, 1),))
+
+
+def test_the_profile_adds_up_each_childs_cpu_and_faults_by_assignment() -> None:
+    prof = Profile(enabled=True)
+    for chapter, faults in (("ch01", 3000), ("ch01", 5000), ("ch11", 70000)):
+        prof.add_child((("child: cells", 0.2),), (("child: cells", 0.1, faults, 0),
+                                                   ("child: after fork", 0.002, 400, 0)), chapter=chapter)
+        prof.add_chapter(chapter, CGROUP_CPU, 0.12)
+    assert prof.child["child: cells"].minflt == 78000 and prof.child["child: after fork"].count == 3
+    assert prof.chapters["ch01"]["child: cells"].minflt == 8000
+    assert prof.chapters["ch01"][CGROUP_CPU].count == 2
+    saved = prof.to_json()
+    assert saved["chapters"]["ch11"]["child: cells"]["minflt"] == 70000
+    table = prof.table()
+    assert "minflt/sub" in table and any(line.split()[:2] == ["ch01", "2"] for line in table.splitlines())
+
+
+def _walks(*cells: str, solution: str = "") -> list[str]:
+    return torch_uses.walks_for({"chX": {"nb": _notebook(*cells, solution=solution)}})
+
+
+def test_the_zygote_walks_only_the_torch_paths_the_chapters_code_takes() -> None:
+    """Chosen from what the lessons' cells (never a solution's) and the runtime functions they
+    reach call or hand to a call; an import alone, or a module handed on, takes no path."""
+    assert _walks("x = torch.ones(2, requires_grad=True)\nx.sum().backward()") == []
+    assert _walks("import torch.autograd.forward_ad as fwAD", "import torch.func\nhasattr(torch.func, 'grad')",
+                  solution="torch.optim.SGD([w], lr=0.1).step()") == []
+    assert _walks("%matplotlib inline\nfrom torch import optim as o\no.Adam(params)") == ["optim"]
+    assert _walks("from torch.func import grad\ngrad(f)(x)") == ["func"]
+    assert _walks("import torch.autograd.forward_ad as fwAD",
+                  "with fwAD.dual_level():\n    fwAD.make_dual(x, v)") == ["forward_ad"]
+    assert _walks("torch.utils.checkpoint.checkpoint(f, x)", "torch.autograd.functional.jacobian(f, x)") \
+        == ["functional", "checkpoint"]
+    # a runtime function that hands torch's gradcheck to a helper (autograder.harness), reached
+    # by name and through __import__ as the exercises' calls reach it
+    assert _walks("from autograder.harness import function_report\nfunction_report(f, [x], g)") \
+        == ["gradcheck", "grad_outputs"]
+    assert _walks("__import__('autograder.harness', fromlist=['function_report']).function_report(f, [x], g)") \
+        == ["gradcheck", "grad_outputs"]
+    # the self-check machinery names torch.func's functions only to switch them off: no walk
+    assert _walks("from autograder import check\ncheck(1, x)") == []
+    # a backward pass given its output's gradient checks its shape symbolically (sympy)
+    assert _walks("y.backward()", "torch.autograd.grad(y, x)", "y.backward(retain_graph=True)") == []
+    for call in ("y.backward(torch.ones(3))", "y.backward(gradient=v)", "torch.autograd.grad(y, x, v)",
+                 "from torch.autograd import grad\ngrad(y, [x], grad_outputs=v)",
+                 "torch.autograd.backward([y], [v])"):
+        assert _walks(call) == ["grad_outputs"], call
+    # a widget does nothing in a grading child (headless): what it would call is not walked
+    assert _walks("from autograder import chain_rule_stepper\nchain_rule_stepper()") == []
+    assert _walks("from autograder.visual.widgets import _chain_numbers\n_chain_numbers(1.0, 2.0)") \
+        == ["grad_outputs"]
+    assert list(torch_walks.COVERS) == [name for name, _ in torch_walks.WALKS.items()]
+
+
+def test_chapter_one_walks_nothing_and_the_course_every_walk() -> None:
+    root = Path(__file__).resolve().parent.parent / "notebooks"
+    chapters = sorted(p.stem for p in root.glob("ch*.ipynb"))
+    sources = {ch: {ch: nbformat.read(root / f"{ch}.ipynb", as_version=4)} for ch in chapters}
+    assert torch_uses.walks_for({"ch01_graphs": sources["ch01_graphs"]}) == []
+    assert torch_uses.walks_for(sources) == list(torch_walks.WALKS)
 
 
 def _course() -> Path:
@@ -239,6 +314,55 @@ def test_later_chapters_imports_load_after_ready_and_reach_later_children() -> N
         assert ops.index("ready") < ops.index("forked") < ops.index("imported")
         assert _clean(sandbox, "import sys\nassert 'xml.dom.minidom' in sys.modules")
         assert not _clean(sandbox, "import sys\nassert 'xml.dom.pulldom' in sys.modules")  # control
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's children need root")
+def test_the_zygote_walks_only_what_it_is_told_and_a_child_reports_its_page_faults() -> None:
+    walked: list = []
+
+    def logged(sandbox: Sandbox) -> None:
+        receive = sandbox._receive
+
+        def log(timeout: float) -> dict | None:
+            message = receive(timeout)
+            if message is not None and message.get("op") == "walked":
+                walked.append(message["walk"])
+            return message
+
+        sandbox._receive = log
+
+    def quiet(sandbox: Sandbox) -> None:  # any walk would start within a grace or two
+        end = time.monotonic() + 20 * zygote.WALK_GRACE
+        while time.monotonic() < end:
+            sandbox._receive(0.1)
+
+    job = Job(cells=(JobCell("code", "x = [str(i) for i in range(10**5)]", None),), specs={})
+    # as `gradtutor grade` starts it: no walk until the parent has named the chapters' walks
+    with Sandbox(limits=Limits(), course_dir=None, imports=None, walks_told=True) as sandbox:
+        logged(sandbox)
+        sandbox.send_imports([])
+        out: list = []
+        sandbox.grade_all([(0, job)], workers=1, on_done=out.append)
+        done = next(m for m in out[0].messages if isinstance(m, Done))
+        usage = {name: (cpu, minor) for name, cpu, minor, _ in done.usage}
+        assert usage["child: cells"][0] > 0 and usage["child: cells"][1] > 100  # 100,000 new strings
+        quiet(sandbox)
+        assert walked == []
+        sandbox.send_walks(["gradcheck", "no such walk"])
+        sandbox._await(lambda m: m.get("op") == "walked", 120, "walk")
+        quiet(sandbox)
+        assert walked == ["walk_gradcheck"]
+    # told nothing, the zygote walks every path; told fewer, only those not walked yet
+    walked.clear()
+    with Sandbox(limits=Limits(), course_dir=None, imports=None) as sandbox:
+        logged(sandbox)
+        sandbox.send_imports([])
+        sandbox.send_walks(["functional", "checkpoint"])
+        sandbox.grade_all([(0, job)], workers=1, on_done=lambda outcome: None)
+        sandbox._await(lambda m: m.get("op") == "walked", 120, "walk")
+        quiet(sandbox)
+        assert walked == ["walk_functional", "walk_checkpoint"]
 
 
 def _torch_close(a, b, rtol: float, atol: float) -> bool:

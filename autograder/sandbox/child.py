@@ -51,7 +51,7 @@ def run(job_fd: int, answer_fd: int, uid: int, config: SandboxConfig, shell: Any
         guard: Any) -> NoReturn:
     """Grade one submission in this forked process, then ``os._exit``."""
     send = _sender(answer_fd)
-    clock = _Clock()
+    clock = _Clock()  # its first reading: what the fork itself cost this process ("after fork")
     try:
         _isolate(job_fd, answer_fd)
         clock.lap("child: isolate")
@@ -73,27 +73,62 @@ def run(job_fd: int, answer_fd: int, uid: int, config: SandboxConfig, shell: Any
         os._exit(EXIT_SETUP_FAILED)
     code = 0
     try:
-        send({"type": "ready", "spent": clock.spent})
+        send({"type": "ready", "spent": clock.spent, "usage": clock.usage})
         spent = {"child: cells": 0.0, "child: answer re-runs": 0.0, "child: guard restore": 0.0}
-        run_job(job, shell, guard, send, config.limits, spent)
-        send({"type": "done", "spent": spent})
+        usage: dict[str, list] = {}
+        run_job(job, shell, guard, send, config.limits, spent, usage)
+        send({"type": "done", "spent": spent, "usage": usage})
     except BaseException:
         code = 3
     os._exit(code)
 
 
 class _Clock:
-    """Wall time of each set-up step, for the parent's profile (``gradtutor grade --profile``)."""
+    """Wall time, CPU and page faults of each set-up step, for the parent's profile
+    (``gradtutor grade --profile``)."""
 
     def __init__(self) -> None:
         self.now = time.perf_counter  # bound now, before any student code
         self.last = self.now()
+        self.usage: dict[str, list] = {}
+        self.meter = _Usage(self.usage)
+        self.meter.lap("child: after fork")  # a fork's child starts with its counts at zero
         self.spent: dict[str, float] = {}
 
     def lap(self, step: str) -> None:
         now = self.now()
         self.spent[step] = self.spent.get(step, 0.0) + now - self.last
         self.last = now
+        self.meter.lap(step)
+
+
+class _Usage:
+    """CPU seconds and minor and major page faults of this process since the last ``lap``,
+    added up per step into ``into`` (``[cpu_s, minflt, majflt]``). A minor fault in a forked
+    child is mostly a page of the zygote copied on first write: the price of sharing it."""
+
+    def __init__(self, into: dict[str, list]) -> None:
+        self.into = into
+        self.read = resource.getrusage  # bound now, before any student code
+        self.last = (0.0, 0, 0)
+
+    def start(self) -> None:
+        r = self.read(resource.RUSAGE_SELF)
+        self.last = (r.ru_utime + r.ru_stime, r.ru_minflt, r.ru_majflt)
+
+    def lap(self, step: str) -> None:
+        # right after student code: no builtin it could have replaced, and a profile figure
+        # never stops the job
+        try:
+            r = self.read(resource.RUSAGE_SELF)
+            row = self.into.setdefault(step, [0.0, 0, 0])
+            cpu, minor, major = self.last
+            row[0] += r.ru_utime + r.ru_stime - cpu
+            row[1] += r.ru_minflt - minor
+            row[2] += r.ru_majflt - major
+            self.last = (r.ru_utime + r.ru_stime, r.ru_minflt, r.ru_majflt)
+        except Exception:
+            pass
 
 
 def _isolate(job_fd: int, answer_fd: int) -> None:
@@ -222,11 +257,16 @@ def _sender(fd: int):
     return send
 
 
-def run_job(job: Job, shell: Any, guard: Any, send, limits: Limits, spent: dict[str, float]) -> None:
-    """Run the cells; ``spent`` gets the wall time of cells, answer re-runs and guard restores
-    (a profile only: student code runs in between and could change it). Public for the
-    benchmark's floor (bench/floor.py), which runs the same loop in one warm process."""
+def run_job(job: Job, shell: Any, guard: Any, send, limits: Limits, spent: dict[str, float],
+            usage: dict[str, list] | None = None) -> None:
+    """Run the cells; ``spent`` gets the wall time of cells, answer re-runs and guard restores,
+    ``usage`` (if given) their CPU and page faults (a profile only: student code runs in
+    between and could change it). Public for the benchmark's floor (bench/floor.py), which runs
+    the same loop in one warm process."""
     now = time.perf_counter
+    meter = _Usage(usage if usage is not None else {})
+    meter.start()  # from here: what the job's steps cost
+    lap = meter.lap if usage is not None else _no_lap
     history: list[str] = [""]
     errors: dict[str, str] = {}  # a failed cell's source -> the exception's class name
     for index, cell in enumerate(job.cells):
@@ -240,6 +280,7 @@ def run_job(job: Job, shell: Any, guard: Any, send, limits: Limits, spent: dict[
             send({"type": "answers", "exercise": cell.exercise, "cell": index, "answers": answers})
             spent["child: guard restore"] += restored - start
             spent["child: answer re-runs"] += now() - restored
+            lap("child: answer re-runs")
             continue
         if cell.kind != "code" or not cell.source.strip():
             continue
@@ -251,16 +292,22 @@ def run_job(job: Job, shell: Any, guard: Any, send, limits: Limits, spent: dict[
         except CellTimeout as timeout:
             error = timeout
         spent["child: cells"] += now() - start
+        lap("child: cells")
         if error is not None:  # report with the grader's own tools, whatever the cell patched
             start = now()
             guard.restore()
             spent["child: guard restore"] += now() - start
+            lap("child: guard restore")
             errors[history[-1]] = type(error).__name__
             why = _limit_code(error)
             if why is not None:
                 send({"type": "cell", "cell": index, "why": why})
             else:  # for the teaching assistant's view of the notebook: which error, never its text
                 send({"type": "cell", "cell": index, "why": "error", "error": type(error).__name__})
+
+
+def _no_lap(step: str) -> None:
+    return None
 
 
 def _limit_code(error: BaseException) -> str | None:

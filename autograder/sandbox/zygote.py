@@ -11,14 +11,20 @@ ends every process of that submission, whatever they do.
 
 Control messages (JSON datagrams on a SOCK_SEQPACKET socket)::
 
-    parent -> zygote  {"op": "config", "limits": {...}, "hide": [...], "imports": [...], "root": bool}
+    parent -> zygote  {"op": "config", "limits": {...}, "hide": [...], "imports": [...], "root": bool,
+                       "walks_told": bool}
                       {"op": "imports", "imports": [...]}   when the config said "imports": null:
                                         the parent starts the zygote before it has read the lessons;
                                         the first such message is run before "ready", any later one
                                         between forks (the chapters whose children come later)
+                      {"op": "walks", "walks": [name, ...]}  only these of torch's lazy paths
+                                        (``autograder.sandbox.walks``), those the chapters' code takes,
+                                        are walked between forks; without it, all are (none at all
+                                        while a config that said "walks_told" waits for it)
                       {"op": "fork", "serial": n, "uid": u}   + the child's job and answer pipes
-    zygote -> parent  {"op": "ready"}
+    zygote -> parent  {"op": "ready", "cpu": s}             s: its CPU time so far
                       {"op": "imported"}                    a later "imports" message was run
+                      {"op": "walked", "walk": name, "cpu": s}   a walk (or later imports) was run
                       {"op": "forked", "serial": n, "pid": p}  or {"op": "fork_failed", "serial": n}
                       {"op": "exited", "pid": p, "status": s}
 """
@@ -41,9 +47,12 @@ import operator  # noqa: E402
 import select  # noqa: E402
 import socket  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 from itertools import repeat  # noqa: E402
 from types import ModuleType  # noqa: E402
 from typing import Any  # noqa: E402
+
+from autograder.sandbox import walks as torch_walks  # noqa: E402 - light: torch loads in the walks
 
 # Modules a student's answer cell may import, loaded once here so that children do not each pay
 # for them (a child can still import others: the interpreter's folders stay readable to it).
@@ -88,12 +97,18 @@ def main(control_fd: int) -> None:
     # children share these objects copy-on-write; a full garbage collection in a child walks
     # them all and copies every page it touches (310 ms per child measured, 14 ms once frozen)
     gc.freeze()
-    ctl.send(json.dumps({"op": "ready"}).encode())
-    serve(ctl, config, shell, guard, list(TORCH_WALKS))
+    # its CPU so far (imports, warm-up, the first lessons' imports): a profile figure
+    ctl.send(json.dumps({"op": "ready", "cpu": time.process_time()}).encode())
+    # all of torch's walks, unless told fewer ("walks"); none until told, when the parent said
+    # it will tell ("walks_told": it reads them from the chapters after its first fork request)
+    told = bool(config_msg.get("walks_told"))
+    serve(ctl, config, shell, guard, [] if told else torch_walks.chosen(None), walks_told=told)
 
 
-def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any, walks: list | None = None) -> None:
-    """Fork a child per request; ``walks``: warm-up left to do while no request waits."""
+def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any, walks: list | None = None, *,
+          walks_told: bool = False) -> None:
+    """Fork a child per request; ``walks``: warm-up left to do while no request waits
+    (``walks_told``: torch's walks come with a "walks" message, none before it)."""
     from autograder.sandbox import child, seal  # loaded by main already; local to keep this module light
 
     own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY) if config.root else -1
@@ -106,7 +121,7 @@ def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any, walks: list |
         # first children (one per worker, asked for back to back) never wait for one
         readable, _, _ = select.select([ctl], [], [], WALK_GRACE if walks and forked else 0.02)
         if not readable and walks and forked:
-            guard = _walk_next(walks, guard)
+            guard = _walk_next(walks, guard, ctl)
         if readable:
             try:
                 data, fds, _, _ = socket.recv_fds(ctl, MAX_CONTROL_BYTES, 2)
@@ -116,6 +131,16 @@ def serve(ctl: socket.socket, config: Any, shell: Any, guard: Any, walks: list |
                 os._exit(0)
             request = json.loads(data)
             serial = request.get("serial")
+            if request.get("op") == "walks" and not fds:
+                # only the walks the chapters take (``gradtutor.grading.torch_uses``): drop the
+                # others not walked yet; lesson imports stay
+                keep = torch_walks.chosen([str(n) for n in request.get("walks", [])])
+                if walks_told:  # the first word on them: these, once
+                    walks += keep
+                    walks_told = False
+                else:  # fewer than all: those not walked yet
+                    walks[:] = [w for w in walks if isinstance(w, _LaterImports) or w in keep]
+                continue
             if request.get("op") == "imports" and not fds:
                 # ahead of torch's walks, after earlier imports: the lessons' own lines come first
                 at = sum(1 for w in walks if isinstance(w, _LaterImports))
@@ -192,7 +217,7 @@ def lesson_imports(imports: list[str]) -> None:
 
 def warm_up(imports: list[str], *, walks_later: bool = False) -> Any:
     """Import what notebooks use, single-threaded, and make the shell children will share.
-    ``walks_later``: leave torch's lazy paths (``TORCH_WALKS``) to the caller."""
+    ``walks_later``: leave torch's lazy paths (``autograder.sandbox.walks``) to the caller."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -229,60 +254,12 @@ def warm_up(imports: list[str], *, walks_later: bool = False) -> Any:
 
 
 def _exercise_torch() -> None:
-    """Walk torch's lazily imported paths once (optimizers load cProfile, gradcheck sympy,
-    torch.func its transforms): a child, once a nobody, could not read the files to load them,
-    or would load them again itself (first calls, measured: gradcheck 0.3 s, torch.func.grad
-    0.7 s, jacfwd 0.3 s; each again a millisecond)."""
-    for walk in TORCH_WALKS:
+    """Walk every one of torch's lazily loaded paths once (``autograder.sandbox.walks``): a
+    child, once a nobody, could not read the files to load them, or would load them again
+    itself (first calls, measured: an optimizer step or a ``torch.func`` transform 1.2 s,
+    gradcheck 0.3 s; each again a millisecond)."""
+    for walk in torch_walks.chosen(None):
         walk()
-
-
-def _sample() -> Any:
-    import torch
-
-    return torch.tensor([0.5, -1.0], dtype=torch.float64, requires_grad=True)
-
-
-def _walk_checks() -> None:
-    import torch
-
-    x = _sample()
-    f = lambda t: (t.sin() * t).sum()
-    torch.autograd.gradcheck(lambda t: t.sin() * t, (x,))
-    torch.autograd.gradgradcheck(lambda t: t.sin() * t, (x,))
-    torch.autograd.functional.jacobian(lambda t: t**2, x)
-    torch.autograd.functional.hessian(f, x.detach())
-
-
-def _walk_func() -> None:
-    import torch
-    from torch.func import grad, hessian, jacfwd, jacrev, vjp, vmap
-
-    x = _sample().detach()
-    f = lambda t: (t.sin() * t).sum()
-    grad(f)(x), jacrev(torch.sin)(x), jacfwd(torch.sin)(x)
-    hessian(f)(x), vmap(torch.sin)(x), vjp(torch.sin, x)
-
-
-def _walk_training() -> None:
-    import torch
-
-    x = _sample()
-    with torch.autograd.forward_ad.dual_level():
-        dual = torch.autograd.forward_ad.make_dual(x.detach(), torch.ones(2, dtype=torch.float64))
-        torch.autograd.forward_ad.unpack_dual(torch.sin(dual))
-    layer = torch.nn.Linear(2, 2)
-    for opt in (torch.optim.SGD(layer.parameters(), lr=0.1), torch.optim.Adam(layer.parameters())):
-        loss = torch.nn.functional.cross_entropy(layer(torch.ones(1, 2)), torch.tensor([1]))
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(layer.parameters(), 1.0)
-        opt.step()
-        opt.zero_grad()
-    torch.utils.checkpoint.checkpoint(torch.sin, x, use_reentrant=False).sum().backward()
-
-
-# in this order: the zygote walks them one at a time between its first fork requests
-TORCH_WALKS = (_walk_training, _walk_checks, _walk_func)
 
 
 class _LaterImports:
@@ -300,15 +277,22 @@ class _LaterImports:
             self.ctl.send(json.dumps({"op": "imported"}).encode())
 
 
-def _walk_next(walks: list, guard: Any) -> Any:
+def _walk_next(walks: list, guard: Any, ctl: socket.socket | None = None) -> Any:
     """One more of ``walks`` (the zygote's, after it said ready); after each, the heap is
     frozen again and the guard taken again, so that every later child inherits both as the
     modules it inherits are (a walk may load a module the guard watches, or write to one).
-    A walk that fails only leaves its path to be loaded by the children that take it."""
+    A walk that fails only leaves its path to be loaded by the children that take it. The
+    parent is told what it cost (its profile: ``gradtutor grade --profile``)."""
+    walk = walks.pop(0)
+    cpu = time.process_time()
     with contextlib.suppress(Exception):
-        walks.pop(0)()
+        walk()
     gc.freeze()
-    return Snapshot()
+    guard = Snapshot()
+    if ctl is not None:
+        name = "lesson imports" if isinstance(walk, _LaterImports) else getattr(walk, "__name__", "walk")
+        ctl.send(json.dumps({"op": "walked", "walk": name, "cpu": time.process_time() - cpu}).encode())
+    return guard
 
 
 def _no_display(*args: Any, **kwargs: Any) -> None:

@@ -26,7 +26,7 @@ from tqdm import tqdm
 from autograder.contract import Job
 from autograder.sandbox.limits import Limits
 from gradtutor.course import Course, grade_cells, grade_ids
-from gradtutor.grading import forkserver
+from gradtutor.grading import forkserver, torch_uses
 from gradtutor.grading.forkserver import NEEDS_ROOT
 from gradtutor.grading.profile import OFF, Profile
 from gradtutor.grading.recorder import MAX_BATCH, Recorder
@@ -237,7 +237,7 @@ def _grade(course: Course, todo: dict[Group, list[Submission]], *, workers: int,
         with profile.step("start: zygote spawned"):
             try:  # the zygote warms up in its own process while this one reads and prepares
                 sandbox = forkserver.Sandbox(limits=limits, course_dir=course.root, imports=None,
-                                             python=python, profile=profile)
+                                             python=python, profile=profile, walks_told=True)
             except (OSError, forkserver.SandboxError) as e:
                 return dict.fromkeys(todo, f"the grading sandbox could not start ({e})")
         profile.mark("zygote spawned")
@@ -306,8 +306,17 @@ def _run_batch(course: Course, todo: dict[Group, list[Submission]], sandbox: Any
                     queued.add(group)
                     recorder.put(group, outcomes.pop(group))
 
-            jobs = _jobs(course, todo, sources, loaded, lambda sub: record(sub, None),
-                         recorder.children_started, profile)
+            walks_told = False
+
+            def started() -> None:
+                nonlocal walks_told
+                if not walks_told:  # off the path to the first fork; the zygote walks none before
+                    walks_told = True
+                    with profile.step("walks chosen"):
+                        sandbox.send_walks(torch_uses.walks_for(sources))
+                recorder.children_started()
+
+            jobs = _jobs(course, todo, sources, loaded, lambda sub: record(sub, None), started, profile)
             first = next(jobs, None)  # read before the zygote is waited for
             profile.mark("first job read")
             recorder.first_read()

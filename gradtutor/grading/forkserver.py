@@ -39,7 +39,7 @@ from autograder.contract import MALFORMED, Done, Job, Message, Ready, encode_job
 from autograder.sandbox.limits import UIDS_PER_BATCH, Limits, describe, uid_block
 from gradtutor.grading import cgroups
 from gradtutor.grading.outcome import Outcome
-from gradtutor.grading.profile import OFF, Profile
+from gradtutor.grading.profile import CGROUP_CPU, OFF, Profile
 
 NEEDS_ROOT = ("gradtutor grade needs root, to run each submission as its own user in its own mount "
               "namespace: run it with sudo, as root in a container (docs/grading.md), or with rootless "
@@ -200,9 +200,11 @@ class Sandbox:
     """The zygote, and the children forked from it, ``workers`` at a time."""
 
     def __init__(self, *, limits: Limits, course_dir: Path | None, imports: Iterable[str] | None = (),
-                 python: Interpreter | None = None, profile: Profile = OFF) -> None:
+                 python: Interpreter | None = None, profile: Profile = OFF, walks_told: bool = False) -> None:
         """Start the zygote. ``imports=None``: the lessons' import lines follow
-        (``send_imports``), so the zygote starts warming up before the caller has read them."""
+        (``send_imports``), so the zygote starts warming up before the caller has read them.
+        ``walks_told``: the zygote walks none of torch's lazy paths until ``send_walks`` names
+        them (else all, unless it names fewer)."""
         python = python or Interpreter.current()
         self.profile = profile
         self.limits = limits
@@ -226,7 +228,8 @@ class Sandbox:
         self.groups: cgroups.Groups | None = None
         hide, keep = hidden_paths(course_dir, python)
         self._send({"op": "config", "limits": limits.to_json(), "root": self.root, "hide": hide,
-                    "keep": keep, "imports": None if imports is None else sorted(set(imports))})
+                    "keep": keep, "imports": None if imports is None else sorted(set(imports)),
+                    "walks_told": walks_told})
         self.ready = False
         self.imports_sent = imports is not None
 
@@ -240,6 +243,11 @@ class Sandbox:
         later = sorted(set(later) - set(imports))
         if later:
             self._send({"op": "imports", "imports": later})
+
+    def send_walks(self, names: Iterable[str]) -> None:
+        """Only these of torch's lazy paths are walked (``autograder.sandbox.walks``): those the
+        chapters being graded take (``gradtutor.grading.torch_uses``)."""
+        self._send({"op": "walks", "walks": list(names)})
 
     def wait_ready(self) -> None:
         """The zygote warms up while the caller does its own work; wait for it here."""
@@ -268,6 +276,8 @@ class Sandbox:
         message = json.loads(data)
         if message.get("op") == "imported":
             self.profile.mark("later imports loaded")
+        elif message.get("op") in ("walked", "ready"):  # the zygote's CPU: a profile figure
+            self.profile.add_zygote(str(message.get("walk", "imports and warm-up")), message.get("cpu"))
         elif message.get("op") == "exited":
             self.exited[int(message["pid"])] = int(message["status"])
         elif message.get("op") in ("forked", "fork_failed"):
@@ -296,6 +306,8 @@ class Sandbox:
             f"exit status {self.process.returncode}"
 
     def close(self) -> None:
+        if self.profile.enabled and self.process.poll() is None:
+            self.profile.zygote_cpu_s = _cpu_seconds(self.process.pid)
         with contextlib.suppress(OSError):
             self.ctl.close()
         if not self.ready:  # still warming up (nothing to grade after all): it forked nothing
@@ -462,14 +474,17 @@ class Sandbox:
         """The child's own steps, as it reported them, and the parent's view of its set-up."""
         if not self.profile.enabled:
             return
+        chapter = str(getattr(run.outcome.key, "assignment", ""))  # a Submission's, in a batch
         for kind in (Ready, Done):  # the first of each: a child may send more
             first = next((m for m in run.outcome.messages if isinstance(m, kind)), None)
             if first is not None:
-                self.profile.add_child(first.spent)
+                self.profile.add_child(first.spent, first.usage, chapter=chapter)
         if run.ready_at is not None:
             self.profile.add("child: job to ready (parent's view)", run.ready_at - run.started, child=True)
         if run.cpu_s is not None:  # the kernel's count, whatever the child reports
-            self.profile.add("child: CPU, all its processes (its cgroup)", run.cpu_s, child=True)
+            self.profile.add(CGROUP_CPU, run.cpu_s, child=True)
+            if chapter:
+                self.profile.add_chapter(chapter, CGROUP_CPU, run.cpu_s)
         self.profile.add("child: job to end (parent's view)", time.monotonic() - run.started, child=True)
 
     def _poll(self, run: _Running, sel: selectors.BaseSelector) -> None:
@@ -577,6 +592,15 @@ class _Pending:
         if self._left is not None:
             self._left -= 1
         return job
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """A process's CPU time (user and system) from /proc; None if it cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _readable(sock: socket.socket, timeout: float) -> bool:

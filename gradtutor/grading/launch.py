@@ -39,7 +39,8 @@ def _early_zygote(course_dir: Path, student_python: Path | None, prof: Profile) 
     try:
         with prof.step("start: zygote spawned"):
             sandbox = forkserver.Sandbox(limits=Limits(), course_dir=Path(course_dir), imports=None,
-                                         python=forkserver.interpreter(student_python), profile=prof)
+                                         python=forkserver.interpreter(student_python), profile=prof,
+                                         walks_told=True)  # batch names the chapters' walks
     except (OSError, forkserver.SandboxError):
         return None
     prof.mark("zygote spawned")

@@ -25,6 +25,8 @@ class Step:
     count: int = 0
     wall_s: float = 0.0
     cpu_s: float = 0.0
+    minflt: int = 0  # page faults (a child's own report): minor, mostly copy-on-write after its fork
+    majflt: int = 0  # major: a page read from disk
 
 
 # the parent's steps, in the order a submission meets them (a step not listed sorts last)
@@ -32,7 +34,7 @@ PARENT_ORDER = (
     "start: imports", "start: zygote spawned", "start: judge's imports", "start: find submissions",
     "start: skip graded", "start: read notebooks", "start: wait for zygote",
     "start: cgroups", "start: gradebook open", "references", "read notebook",
-    "fork request", "fork wait", "cgroup placement", "job encode", "job write", "read messages",
+    "walks chosen", "fork request", "fork wait", "cgroup placement", "job encode", "job write", "read messages",
     "poll and reap", "recorder: encode", "judge", "autograded notebook", "gradebook", "results file",
     "wait for children",
 )
@@ -60,6 +62,9 @@ class Profile:
     parent_cpu_s: float | None = None  # all of this process's CPU (its threads), at ``finish``
     marks: dict[str, float] = field(default_factory=dict)  # seconds since the process started
     counts: dict[str, int] = field(default_factory=dict)  # events worth counting (e.g. references computed)
+    chapters: dict[str, dict[str, Step]] = field(default_factory=dict)  # child steps per assignment
+    zygote: dict[str, Step] = field(default_factory=dict)  # its warm-up and walks (its report)
+    zygote_cpu_s: float | None = None  # all of the zygote's CPU, read as it is closed
     submissions: int = 0
     wall_s: float = 0.0
     _origin: float = 0.0  # perf_counter() at process start
@@ -86,9 +91,41 @@ class Profile:
         step.wall_s += wall_s
         step.cpu_s += cpu_s
 
-    def add_child(self, spent: tuple[tuple[str, float], ...]) -> None:
+    def add_child(self, spent: tuple[tuple[str, float], ...],
+                  usage: tuple[tuple[str, float, int, int], ...] = (), *, chapter: str = "") -> None:
+        """A child's report: the wall time of its steps, and their CPU and page faults."""
+        if not self.enabled:
+            return
         for name, seconds in spent:
             self.add(name, seconds, child=True)
+            if chapter:
+                self._chapter_step(chapter, name).wall_s += seconds
+        reported = {name for name, _ in spent}
+        for name, cpu_s, minflt, majflt in usage:
+            if name not in reported:  # a step with no wall time of its own ("after fork")
+                self.child.setdefault(name, Step()).count += 1
+            for step in (self.child.setdefault(name, Step()),
+                         *((self._chapter_step(chapter, name),) if chapter else ())):
+                step.cpu_s += cpu_s
+                step.minflt += minflt
+                step.majflt += majflt
+
+    def add_zygote(self, name: str, cpu_s: object) -> None:
+        """The zygote's CPU for its warm-up or a walk (its report, a profile figure)."""
+        if self.enabled and type(cpu_s) in (int, float) and 0 <= cpu_s < 86_400:  # type: ignore[operator]
+            step = self.zygote.setdefault(name[:40], Step())
+            step.count += 1
+            step.cpu_s += float(cpu_s)  # type: ignore[arg-type]
+
+    def add_chapter(self, chapter: str, name: str, wall_s: float) -> None:
+        """One more of a chapter's children: ``name``'s figure (e.g. its cgroup's CPU)."""
+        if self.enabled:
+            step = self._chapter_step(chapter, name)
+            step.count += 1
+            step.wall_s += wall_s
+
+    def _chapter_step(self, chapter: str, name: str) -> Step:
+        return self.chapters.setdefault(chapter, {}).setdefault(name, Step())
 
     def merge_recorder(self, report: dict) -> None:
         """The recorder process's profile (``recorder.Storing.send_profile``): its steps, its
@@ -128,13 +165,16 @@ class Profile:
 
     def to_json(self) -> dict:
         def steps(table: dict[str, Step]) -> dict:
-            return {k: {"count": s.count, "wall_s": round(s.wall_s, 6), "cpu_s": round(s.cpu_s, 6)}
+            return {k: {"count": s.count, "wall_s": round(s.wall_s, 6), "cpu_s": round(s.cpu_s, 6),
+                        **({"minflt": s.minflt, "majflt": s.majflt} if s.minflt or s.majflt else {})}
                     for k, s in table.items()}
 
         return {"submissions": self.submissions, "wall_s": round(self.wall_s, 3),
                 "marks_s": {k: round(v, 3) for k, v in self.marks.items()}, "counts": self.counts,
                 "parent": steps(self.parent), "child": steps(self.child),
                 "recorder": steps(self.recorder), "parent_cpu_s": self.parent_cpu_s,
+                "chapters": {c: steps(t) for c, t in self.chapters.items()},
+                "zygote": steps(self.zygote), "zygote_cpu_s": self.zygote_cpu_s,
                 "recorder_cpu_s": self.recorder_cpu_s}
 
     def table(self) -> str:
@@ -158,16 +198,38 @@ class Profile:
                 s = self.recorder[name]
                 lines.append(f"  {name:<24} {s.count:>6} {s.wall_s:>8.2f} {1e3 * s.wall_s / n:>8.1f} "
                              f"{1e3 * s.cpu_s / n:>10.1f}")
+        for name, s in self.zygote.items():
+            lines.append(f"  zygote: {name:<28} {s.count:>3} x, {s.cpu_s:.2f} s of CPU")
         for who, spent in (("the parent process", self.parent_cpu_s),
-                           ("the recorder's process", self.recorder_cpu_s)):
+                           ("the recorder's process", self.recorder_cpu_s),
+                           ("the zygote", self.zygote_cpu_s)):
             if spent is not None:
                 lines.append(f"  {who} used {spent:.2f} s of CPU in all ({1e3 * spent / n:.1f} ms per "
                              "submission, its start-up included)")
         if self.child:
-            lines.append(f"  {'child step (its report)':<24} {'count':>6} {'total s':>8} {'ms/sub':>8}")
+            lines.append(f"  {'child step (its report)':<24} {'count':>6} {'total s':>8} {'ms/sub':>8} "
+                         f"{'cpu ms/sub':>10} {'minflt/sub':>10} {'majflt/sub':>10}")
             for name, s in self.child.items():
-                lines.append(f"  {name:<24} {s.count:>6} {s.wall_s:>8.2f} {1e3 * s.wall_s / n:>8.1f}")
+                lines.append(f"  {name:<24} {s.count:>6} {s.wall_s:>8.2f} {1e3 * s.wall_s / n:>8.1f} "
+                             f"{1e3 * s.cpu_s / n:>10.1f} {s.minflt / n:>10.0f} {s.majflt / n:>10.1f}")
+        lines += self._chapter_lines()
         return "\n".join(lines)
+
+    def _chapter_lines(self) -> list[str]:
+        """Per assignment, per child: its cgroup's CPU, and the CPU and minor faults of its
+        cells and answer re-runs (its report)."""
+        if len(self.chapters) < 1:
+            return []
+        cols = ("child: after fork", "child: cells", "child: answer re-runs")
+        lines = [f"  {'per child, by assignment':<24} {'count':>6} {'cgroup cpu ms':>13} "
+                 + " ".join(f"{c.removeprefix('child: ')[:13] + ' cpu/flt':>22}" for c in cols)]
+        for chapter, table in sorted(self.chapters.items()):
+            cg = table.get(CGROUP_CPU, Step())
+            k = max(cg.count, 1)
+            steps = [table.get(c, Step()) for c in cols]
+            row = " ".join(f"{1e3 * s.cpu_s / k:>12.1f} {s.minflt / k:>9.0f}" for s in steps)
+            lines.append(f"  {chapter:<24} {cg.count:>6} {1e3 * cg.wall_s / k:>13.1f} {row}")
+        return lines
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -178,4 +240,5 @@ def _order(name: str) -> tuple[int, str]:
     return (PARENT_ORDER.index(name) if name in PARENT_ORDER else len(PARENT_ORDER), name)
 
 
+CGROUP_CPU = "child: CPU, all its processes (its cgroup)"
 OFF = Profile()  # the default: nothing recorded
