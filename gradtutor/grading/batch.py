@@ -25,11 +25,12 @@ from tqdm import tqdm
 
 from autograder.contract import Job
 from autograder.sandbox.limits import Limits
-from gradtutor.course import Course, grade_cells, grade_ids
+from gradtutor.course import Course, grade_cells
 from gradtutor.grading import forkserver
 from gradtutor.grading.forkserver import NEEDS_ROOT
+from gradtutor.grading.gather import gather as gather_results
 from gradtutor.grading.profile import OFF, Profile
-from gradtutor.grading.recorder import MAX_BATCH, Recorder
+from gradtutor.grading.recorder import Recorder
 from gradtutor.grading.submission import Submission, find, first_imports, load
 from gradtutor.key import registry
 from gradtutor.key.answer_key import fingerprint, grader_fingerprint, keep_checks
@@ -69,7 +70,7 @@ def _grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, 
         print(f"gradtutor grade: {problem}", file=sys.stderr)
         return 2
     if gather:
-        return _gather(course, assignment, csv)
+        return gather_results(course, assignment, csv)
     try:
         python = forkserver.interpreter(student_python) if sandbox is None else None
     except forkserver.SandboxError as e:
@@ -160,31 +161,6 @@ def _share(groups: dict[Group, list[Submission]], index: int, count: int
     students = sorted({student for student, _ in groups})
     mine = set(students[index::count])
     return {g: subs for g, subs in groups.items() if g[0] in mine}
-
-
-def _gather(course: Course, assignment: list[str] | None, csv: Path | None) -> int:
-    """Write every results file into the gradebook, one process, as sharded runs cannot."""
-    results = store.load_results(course, assignment)
-    sources = {a: course.source_notebooks(a) for a in {r.assignment for r in results}}
-    late = gradebook.LatePenalties(course)
-    with gradebook.open_gradebook(course) as gb, \
-            tqdm(total=len(results), unit="student", desc="gathering", file=sys.stderr,
-                 dynamic_ncols=True) as bar:
-        for start in range(0, len(results), MAX_BATCH):  # one transaction per batch, as grading
-            batch = results[start:start + MAX_BATCH]
-            with gradebook.one_transaction(gb):
-                for result in batch:
-                    names = course.submitted_notebooks(result.student, result.assignment)
-                    store.save_grades(gb, course, result, grade_ids(sources[result.assignment], names),
-                                      late)
-            for result in batch:  # the lateness found, after the commit
-                store.write_result(course, result)
-            bar.update(len(batch))
-    if csv is not None:
-        store.write_csv(csv, store.reconcile(course, results))
-    print(f"Gathered {len(results)} result(s) into {course.gradebook}."
-          + (f" Scores written to {csv}." if csv is not None else ""), file=sys.stderr)
-    return 0
 
 
 def _check_course(course: Course, assignment: list[str] | None) -> str:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from nbformat.notebooknode import NotebookNode, from_dict
-from nbformat.v4 import nbjson
 
 from autograder.feedback import as_text, misconception_line
 from autograder.judge import answer_names, redact
@@ -25,7 +24,7 @@ from gradtutor.key import misconceptions, registry
 from gradtutor.key.answer_key import reference
 from gradtutor.nbcells import grade_id
 from gradtutor.records import gradebook, sheet
-from gradtutor.records.files import MAX_NOTEBOOK_BYTES, read_beneath, write_atomic
+from gradtutor.records.files import MAX_NOTEBOOK_BYTES, dumps_indented, read_beneath, write_atomic
 from gradtutor.records.results import ExerciseResult, SubmissionResult, read_result
 from gradtutor.records.submissions import Cell, Submission, submission_secret, submitted_at
 
@@ -35,7 +34,7 @@ CSV_COLUMNS = ("student", "assignment", "exercise", "points", "max_points", "ver
 
 def write_result(course: Course, result: SubmissionResult) -> Path:
     path = course.results_path(result.assignment, result.student)
-    write_atomic(path, json.dumps(result.to_json(), indent=1).encode())
+    write_atomic(path, dumps_indented(result.to_json()).encode())  # json.dumps(indent=1)
     return path
 
 
@@ -49,7 +48,7 @@ def load_results(course: Course, assignments: list[str] | None = None, *,
             continue
         try:
             result = read_result(json.loads(p.read_text()), student=p.stem, assignment=p.parent.name)
-        except (OSError, ValueError, RecursionError):
+        except (OSError, ValueError, RecursionError, OverflowError):  # OverflowError: a huge int
             result = None
         if result is not None:
             out.append(result)
@@ -68,25 +67,45 @@ def write_csv(path: Path, results: list[SubmissionResult]) -> None:
 
 def save_grades(gb: Any, course: Course, result: SubmissionResult, notebooks: dict[str, list[str]],
                 late: gradebook.LatePenalties | None = None) -> None:
-    """The result's auto scores into the gradebook (``gradebook.save_grades``); the lateness
-    and the count of kept manual grades onto the result."""
-    points = {e.id: (e.verdict, e.points) for e in result.exercises}
-    saved = gradebook.save_grades(gb, course, result.student, result.assignment, points,
-                                  notebooks, late)
-    result.seconds_late, result.penalty = saved["seconds_late"], saved["penalty"]
-    result.manual_grades = int(saved["manual_grades"])
+    """``save_all_grades`` of one result."""
+    save_all_grades(gb, course, [(result, notebooks)], late)
 
 
 def save_all_grades(gb: Any, course: Course,
                     batch: list[tuple[SubmissionResult, dict[str, list[str]]]],
                     late: gradebook.LatePenalties | None = None) -> None:
-    """``save_grades`` of each (result, its notebooks' grade cells), in one ``gradebook.save_all``."""
+    """Each result's auto scores into the gradebook (``gradebook.save_all``: each result with
+    its notebooks' grade cells); the lateness and the count of kept manual grades onto each
+    result."""
     saved = gradebook.save_all(gb, course, [(r.student, r.assignment, {e.id: (e.verdict, e.points)
                                                                          for e in r.exercises}, nbs)
                                             for r, nbs in batch], late)
     for (result, _), lateness in zip(batch, saved, strict=True):
         result.seconds_late, result.penalty = lateness["seconds_late"], lateness["penalty"]
         result.manual_grades = int(lateness["manual_grades"])
+
+
+def save_batch(gb: Any, course: Course, batch: list[tuple[SubmissionResult, dict[str, list[str]]]],
+               late: gradebook.LatePenalties | None = None) -> dict[int, Exception]:
+    """``save_all_grades`` of the batch in one transaction; when that fails, of each result
+    alone, so one failure costs one result. The ones not stored, by their index in ``batch``,
+    with the exception that stopped them."""
+    if not batch:
+        return {}
+    try:
+        with gradebook.one_transaction(gb):
+            save_all_grades(gb, course, batch, late)
+        return {}
+    except Exception:
+        pass
+    failed: dict[int, Exception] = {}
+    for index, item in enumerate(batch):
+        try:
+            with gradebook.one_transaction(gb):
+                save_all_grades(gb, course, [item], late)
+        except Exception as e:
+            failed[index] = e
+    return failed
 
 
 def now_iso() -> str:
@@ -150,7 +169,7 @@ def update_autograded(course: Course, result: SubmissionResult) -> int:
                 cell["outputs"] = grade_outputs(by_id[gid])
                 count += 1
         if count:  # nbformat's own layout (nbjson.writes), without building NotebookNodes
-            write_atomic(path, (json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False)
+            write_atomic(path, (dumps_indented(nb, sort_keys=True, ensure_ascii=False)
                                 + "\n").encode())
             changed += count
     return changed
@@ -179,9 +198,45 @@ def hint_for(exercise_id: str, misconception: str) -> str | None:
     return None if hint is None else redact(hint, answer_names(ex.kind, reference(exercise_id, 0)))
 
 
+def notebook_text(nb: dict) -> str:
+    """``nbformat.v4.nbjson.writes(nb)``, the same text, without its deep copy of the notebook
+    and its pure-Python indented encoding (most of the recorder's time per notebook): the
+    transient keys left out and multi-line strings split into lines on shallow copies of
+    what changes (``nbformat.v4.rwbase.split_lines`` and ``strip_transient``), then
+    ``files.dumps_indented``. Never validated: see ``autograded_notebook``."""
+    out = {**nb, "metadata": {k: v for k, v in nb["metadata"].items()
+                              if k not in ("orig_nbformat", "orig_nbformat_minor", "signature")}}
+    out["cells"] = [_split_cell(cell) for cell in nb["cells"]]
+    return dumps_indented(out, sort_keys=True, ensure_ascii=False)
+
+
+def _split_cell(cell: dict) -> dict:
+    cell = {**cell, "metadata": {k: v for k, v in cell["metadata"].items() if k != "trusted"}}
+    if isinstance(cell.get("source"), str):
+        cell["source"] = cell["source"].splitlines(True)
+    if "attachments" in cell:
+        cell["attachments"] = {k: _split_bundle(v) for k, v in cell["attachments"].items()}
+    if cell["cell_type"] == "code":
+        outputs = []
+        for output in cell["outputs"]:
+            if output["output_type"] in ("execute_result", "display_data") and "data" in output:
+                output = {**output, "data": _split_bundle(output["data"])}
+            elif output["output_type"] == "stream" and isinstance(output["text"], str):
+                output = {**output, "text": output["text"].splitlines(True)}
+            outputs.append(output)
+        cell["outputs"] = outputs
+    return cell
+
+
+def _split_bundle(data: dict) -> dict:
+    return {k: v.splitlines(True) if isinstance(v, str) and
+            (k.startswith("text/") or k in ("application/javascript", "image/svg+xml")) else v
+            for k, v in data.items()}
+
+
 def write_autograded(course: Course, sub: Submission, nb: NotebookNode) -> None:
     folder = course.autograded_dir(sub.student, sub.assignment)
-    write_atomic(folder / f"{sub.notebook}.ipynb", nbjson.writes(nb).encode())  # no re-validation
+    write_atomic(folder / f"{sub.notebook}.ipynb", notebook_text(nb).encode())
     stamp = submitted_at(course, sub.student, sub.assignment)
     if stamp is not None:  # the parsed time, written anew: never the submitted file's bytes
         write_atomic(folder / "timestamp.txt", f"{stamp.isoformat(sep=' ')}\n".encode())
