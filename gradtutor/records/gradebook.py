@@ -293,7 +293,7 @@ def save_all(gb: Any, course: Course, batch: list[tuple[str, str, Points, dict[s
         _add_new(gb, [pair for pair in stamps if pair not in known.submissions], stamps, known)
         for student, assignment, points, notebooks in batch:
             submission = _submission(gb, student, assignment, stamps[(student, assignment)], known)
-            kept = _set_scores(submission, points, notebooks)
+            kept = _set_scores(submission, points, notebooks, known.cell_names)
             out.append({**late.apply(gb, submission), "manual_grades": kept})
     gb.db.commit()
     return out
@@ -304,6 +304,7 @@ class _Rows:
     students: set[str]
     submissions: dict[tuple[str, str], Any]  # (student, assignment) -> SubmittedAssignment
     held: list[Any]  # the assignments' notebooks and cells, referenced while the batch runs
+    cell_names: dict[str, str]  # cell id -> its name (a new grade's ``name`` needs a flush)
 
 
 def _batch_rows(gb: Any, pairs: set[tuple[str, str]]) -> _Rows:
@@ -313,24 +314,25 @@ def _batch_rows(gb: Any, pairs: set[tuple[str, str]]) -> _Rows:
     ids = sorted({s for s, _ in pairs})
     names = sorted({a for _, a in pairs})
     db = gb.db
-    held = [*db.query(Notebook).join(Assignment).filter(Assignment.name.in_(names)),
-            *db.query(BaseCell).join(Notebook).join(Assignment).filter(Assignment.name.in_(names))]
+    cells = db.query(BaseCell).join(Notebook).join(Assignment).filter(Assignment.name.in_(names)).all()
+    held = [*db.query(Notebook).join(Assignment).filter(Assignment.name.in_(names)), *cells]
     students = {row[0] for row in db.query(Student.id).filter(Student.id.in_(ids))}
     found = (db.query(SubmittedAssignment, Assignment.name).join(Assignment)
              .filter(Assignment.name.in_(names), SubmittedAssignment.student_id.in_(ids))
              .options(selectinload(SubmittedAssignment.notebooks)
                       .selectinload(SubmittedNotebook.grades)))
     return _Rows(students, {(sub.student_id, name): sub for sub, name in found
-                            if (sub.student_id, name) in pairs}, held)
+                            if (sub.student_id, name) in pairs}, held, {c.id: c.name for c in cells})
 
 
 def _add_new(gb: Any, pairs: list[tuple[str, str]], stamps: dict[tuple[str, str], datetime | None],
              known: _Rows) -> None:
     """Each (student, assignment) with no submission yet: the student (when new) and the
     submission with a notebook, grades and comments mirroring the assignment's, made as
-    nbgrader's ``add_student`` and ``add_submission`` make them (the same rows), then one
-    flush for them all (nbgrader's calls flush each: most of a new class's gradebook time).
-    With an authenticator, which must hear of each student, nbgrader's own calls."""
+    nbgrader's ``add_student`` and ``add_submission`` make them (the same rows), flushed with
+    the batch's scores at its commit: each row inserted once, scored (nbgrader's calls flush
+    each submission, then update each grade: most of a new class's gradebook time). With an
+    authenticator, which must hear of each student, nbgrader's own calls."""
     if not pairs:
         return
     from nbgrader.api import Assignment, Comment, Grade, Student, SubmittedAssignment, SubmittedNotebook
@@ -372,7 +374,6 @@ def _add_new(gb: Any, pairs: list[tuple[str, str]], stamps: dict[tuple[str, str]
                 Grade(cell_id=task_cell.id, notebook=nb)
         db.add(submission)
         known.submissions[(student, name)] = submission
-    db.flush()
 
 
 def _submission(gb: Any, student: str, assignment: str, stamp: datetime | None, known: _Rows) -> Any:
@@ -386,15 +387,18 @@ def _submission(gb: Any, student: str, assignment: str, stamp: datetime | None, 
     return gb.update_or_create_submission(assignment, student, timestamp=stamp)
 
 
-def _set_scores(submission: Any, points: Points, notebooks: dict[str, list[str]]) -> int:
-    """Each grade's auto score; how many manual grades are kept over it."""
+def _set_scores(submission: Any, points: Points, notebooks: dict[str, list[str]],
+                cell_names: dict[str, str]) -> int:
+    """Each grade's auto score; how many manual grades are kept over it. A grade's cell is
+    named by ``cell_names`` (a grade not flushed yet has no ``cell`` to name it)."""
     kept = 0  # manual grades from the formgrader: nbgrader keeps them over the auto score
     for notebook in submission.notebooks:  # the submission's own rows, loaded with it
         grade_ids = set(notebooks.get(notebook.name, ()))
         for grade in notebook.grades:
-            if grade.name not in grade_ids:
+            name = cell_names.get(grade.cell_id) or grade.name
+            if name not in grade_ids:
                 continue
-            entry = points.get(grade.name)
+            entry = points.get(name)
             grade.auto_score = None if entry is None or entry[0] == "manual" else float(entry[1])
             grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
             kept += grade.manual_score is not None

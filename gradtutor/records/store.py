@@ -15,8 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from nbformat.notebooknode import NotebookNode, from_dict
-
 from autograder.feedback import as_text, misconception_line
 from autograder.judge import answer_names, redact
 from gradtutor.course import Course
@@ -115,14 +113,14 @@ def now_iso() -> str:
 # --- autograded notebooks: what the formgrader and `nbgrader generate_feedback` read -----------
 
 def autograded_notebook(cells: list[Cell], source: Any, result: SubmissionResult,
-                        errors: dict[int, str] | None = None) -> NotebookNode:
+                        errors: dict[int, str] | None = None) -> dict[str, Any]:
     """The sanitised cells, nbgrader metadata from source, each grade cell showing its verdict,
     misconception, hint and points, each cell that raised the name of its error (``errors``:
     cell index -> exception name, as the sandbox reported it), for the formgrader's view.
 
-    Built as plain nbformat-4 dicts: nbformat's ``new_*_cell`` validate every cell against the
-    JSON schema, which cost the single-threaded parent 40 ms per notebook. The shape is checked
-    once, in the tests, with ``nbformat.validate``.
+    Built as plain nbformat-4 dicts, never NotebookNodes: nbformat's ``new_*_cell`` validate
+    every cell against the JSON schema (40 ms per notebook), and ``from_dict`` copies every
+    node (1 ms). The shape is checked once, in the tests, with ``nbformat.validate``.
     """
     meta = {grade_id(c): c.metadata for c in source.cells if grade_id(c)}
     by_id = {e.id: e for e in result.exercises}
@@ -140,7 +138,7 @@ def autograded_notebook(cells: list[Cell], source: Any, result: SubmissionResult
                 new["outputs"] = [{"output_type": "error", "ename": errors[index], "evalue": "",
                                    "traceback": [f"{errors[index]} (raised when the grader ran this cell)"]}]
         out.append(new)
-    return from_dict({"cells": out, "metadata": source.metadata, "nbformat": 4, "nbformat_minor": 5})
+    return {"cells": out, "metadata": source.metadata, "nbformat": 4, "nbformat_minor": 5}
 
 
 def grade_outputs(entry: ExerciseResult) -> list[dict]:
@@ -211,7 +209,9 @@ def notebook_text(nb: dict) -> str:
 
 
 def _split_cell(cell: dict) -> dict:
-    cell = {**cell, "metadata": {k: v for k, v in cell["metadata"].items() if k != "trusted"}}
+    cell = {**cell}
+    if "trusted" in cell["metadata"]:
+        cell["metadata"] = {k: v for k, v in cell["metadata"].items() if k != "trusted"}
     if isinstance(cell.get("source"), str):
         cell["source"] = cell["source"].splitlines(True)
     if "attachments" in cell:
@@ -234,7 +234,7 @@ def _split_bundle(data: dict) -> dict:
             for k, v in data.items()}
 
 
-def write_autograded(course: Course, sub: Submission, nb: NotebookNode) -> None:
+def write_autograded(course: Course, sub: Submission, nb: dict[str, Any]) -> None:
     folder = course.autograded_dir(sub.student, sub.assignment)
     write_atomic(folder / f"{sub.notebook}.ipynb", notebook_text(nb).encode())
     stamp = submitted_at(course, sub.student, sub.assignment)
