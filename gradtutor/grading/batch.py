@@ -28,13 +28,14 @@ from autograder.sandbox.limits import Limits
 from gradtutor.course import Course, grade_cells
 from gradtutor.grading import forkserver
 from gradtutor.grading.forkserver import NEEDS_ROOT
+from gradtutor.grading.gather import check_course
 from gradtutor.grading.gather import gather as gather_results
 from gradtutor.grading.profile import OFF, Profile
 from gradtutor.grading.recorder import Recorder
 from gradtutor.grading.submission import Submission, find, first_imports, load
 from gradtutor.key import registry
 from gradtutor.key.answer_key import fingerprint, grader_fingerprint, keep_checks
-from gradtutor.records import gradebook, store
+from gradtutor.records import store
 from gradtutor.records.results import SubmissionResult
 
 Group = tuple[str, str]  # (student, assignment)
@@ -65,7 +66,7 @@ def _grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, 
     if os.geteuid() != 0 and not gather:
         print(NEEDS_ROOT, file=sys.stderr)
         return 2
-    problem = _check_course(course, assignment)
+    problem = check_course(course, assignment)
     if problem:
         print(f"gradtutor grade: {problem}", file=sys.stderr)
         return 2
@@ -161,27 +162,6 @@ def _share(groups: dict[Group, list[Submission]], index: int, count: int
     students = sorted({student for student, _ in groups})
     mine = set(students[index::count])
     return {g: subs for g, subs in groups.items() if g[0] in mine}
-
-
-def _check_course(course: Course, assignment: list[str] | None) -> str:
-    if not course.submitted.is_dir():
-        return (f"{course.root} has no submitted/ folder. Collect submissions first "
-                "(nbgrader collect), or make a synthetic class with `gradtutor demo-class`.")
-    if not gradebook.exists(course):
-        return (f"{course.root} has no gradebook.db: run `nbgrader generate_assignment "
-                "<assignment>` in the course first.")
-    known = set(course.source_assignments())
-    missing = sorted(set(assignment or []) - known)
-    if missing:
-        return f"no source notebook for {', '.join(missing)} (known: {', '.join(sorted(known))})."
-    in_db = set(gradebook.assignment_names(course))
-    needed = sorted(course.submitted_assignments() & known - in_db)
-    if assignment:
-        needed = [a for a in needed if a in assignment]
-    if needed:
-        return (f"assignment(s) {', '.join(needed)} are not in the gradebook: run "
-                f"`nbgrader generate_assignment {needed[0]}` first.")
-    return ""
 
 
 def _up_to_date(course: Course, group: Group, subs: list[Submission]) -> bool:

@@ -23,9 +23,9 @@ from typing import Any
 from tqdm import tqdm
 
 from gradtutor.course import Course, grade_cells, grade_ids
-from gradtutor.grading.recorder import MAX_BATCH
 from gradtutor.records import gradebook, store
 from gradtutor.records.files import read_beneath
+from gradtutor.records.gradebook import MAX_BATCH
 from gradtutor.records.results import SubmissionResult, read_result
 
 MAX_RESULT_BYTES = 64 * 2**20  # a results file keeps at most 1 MiB of answers per exercise
@@ -36,6 +36,39 @@ STATUSES = ("graded", "failed")
 class Refused:
     path: str  # beneath the course folder
     why: str
+
+
+def gather_cli(*, course_dir: Path, assignment: list[str] | None = None, csv: Path | None = None,
+               **_: Any) -> int:
+    """``gradtutor grade --gather``: without the grading run's imports (torch, the judge)."""
+    course = Course.at(course_dir)
+    problem = check_course(course, assignment)
+    if problem:
+        print(f"gradtutor grade: {problem}", file=sys.stderr)
+        return 2
+    return gather(course, assignment, csv)
+
+
+def check_course(course: Course, assignment: list[str] | None) -> str:
+    """Why ``gradtutor grade`` (or ``--gather``) cannot go ahead in this course, or ""."""
+    if not course.submitted.is_dir():
+        return (f"{course.root} has no submitted/ folder. Collect submissions first "
+                "(nbgrader collect), or make a synthetic class with `gradtutor demo-class`.")
+    if not gradebook.exists(course):
+        return (f"{course.root} has no gradebook.db: run `nbgrader generate_assignment "
+                "<assignment>` in the course first.")
+    known = set(course.source_assignments())
+    missing = sorted(set(assignment or []) - known)
+    if missing:
+        return f"no source notebook for {', '.join(missing)} (known: {', '.join(sorted(known))})."
+    in_db = set(gradebook.assignment_names(course))
+    needed = sorted(course.submitted_assignments() & known - in_db)
+    if assignment:
+        needed = [a for a in needed if a in assignment]
+    if needed:
+        return (f"assignment(s) {', '.join(needed)} are not in the gradebook: run "
+                f"`nbgrader generate_assignment {needed[0]}` first.")
+    return ""
 
 
 def gather(course: Course, assignment: list[str] | None, csv: Path | None) -> int:

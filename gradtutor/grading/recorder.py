@@ -58,7 +58,7 @@ from gradtutor.records.results import SubmissionResult
 from gradtutor.records.submissions import Cell, Submission
 
 Group = tuple[str, str]  # (student, assignment)
-MAX_BATCH = 64  # submissions in one gradebook transaction, at most
+MAX_BATCH = gradebook.MAX_BATCH  # submissions in one gradebook transaction, at most
 GATHER_SECONDS = 0.25  # how long the recorder waits for more submissions to store with the first
 PIPE_BYTES = 2**20  # what the loop may write ahead of the recorder before its writer waits
 _STOP = object()

@@ -33,6 +33,7 @@ from gradtutor.course import Course
 from gradtutor.records.submissions import submitted_at
 
 Key = tuple[str, str, str]  # (student, assignment, grade cell id)
+MAX_BATCH = 64  # submissions in one gradebook transaction, at most (grading and --gather)
 
 
 # --- reading: plain SQL over a read-write connection ---------------------------------------------
