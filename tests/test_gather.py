@@ -173,14 +173,19 @@ def test_new_submissions_made_in_one_flush_hold_the_rows_nbgraders_calls_make(
         root = tmp_path / way
         root.mkdir()
         course = _course(root, students, monkeypatch)
-        if late_first:
+        if late_first:  # bob late: the penalty step flushes and reads the new rows back
             (course.submission_dir("bob", "a") / "timestamp.txt").write_text("2026-01-02 03:04:05.000000 UTC")
+            (root / "nbgrader_config.py").write_text(
+                "c = get_config()  # noqa: F821\nc.LateSubmissionPlugin.penalty_method = 'zero'\n")
+            with Gradebook(course.db_url) as gb:
+                gb.update_or_create_assignment("a", duedate="2026-01-01 00:00:00 UTC")
         with gradebook.open_gradebook(course) as gb:
             if way == "nbgrader":
                 gb.authenticator = _Told()  # _add_new then calls nbgrader for each
             with gradebook.one_transaction(gb):
-                gradebook.save_all(gb, course, [(s, "a", {"c1": ("correct", 2.0)}, {"nb": list(CELLS)})
-                                                for s in students])
+                saved = gradebook.save_all(gb, course, [(s, "a", {"c1": ("correct", 2.0)},
+                                                         {"nb": list(CELLS)}) for s in students])
+        assert [s["penalty"] for s in saved] == [0.0, 2.0 if late_first else 0.0, 0.0]
         rows[way] = _rows(course)
     assert rows["batch"] == rows["nbgrader"]
     assert len(rows["batch"]["grade"]) == 2 * len(students)
