@@ -211,3 +211,30 @@ def test_a_batch_reads_the_gradebook_in_as_many_queries_for_one_submission_as_fo
             assert gb.find_grade("c1", "nb", "a", s).auto_score == 1.5
             assert gb.find_grade("c2", "nb", "a", s).auto_score is None  # no answer scored: manual
             assert gb.find_grade("c2", "nb", "a", s).needs_manual_grade
+
+
+def test_the_recorders_nbgrader_writes_without_its_server_extensions(tmp_path: Path) -> None:
+    """``gradebook.without_server_extensions`` (the recorder's process): nbgrader's api,
+    utils and late-penalty step import and work; its Jupyter server extensions never load."""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys
+from gradtutor.course import Course
+from gradtutor.records import gradebook
+gradebook.without_server_extensions()
+from nbgrader.api import Gradebook
+course = Course.at({str(tmp_path)!r})
+with Gradebook(course.db_url) as gb:
+    gb.update_or_create_assignment("a")
+step = gradebook.LatePenalties(course).step
+assert step.plugin_inst.late_submission_penalty("ann", 4.0, 3600) is None  # default: none
+import nbgrader
+assert nbgrader.__version__ and "jupyter_server" not in sys.modules, sorted(sys.modules)
+print("ok")
+"""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -13,12 +13,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from nbgrader.api import Gradebook
 
 from gradtutor.course import Course
 from gradtutor.grading import forkserver
 from gradtutor.records import gradebook
+from gradtutor.records.files import dumps_indented
 from gradtutor.records.results import read_result
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Course:
@@ -105,3 +110,54 @@ def test_an_old_results_file_gets_its_defaults_and_the_gradebooks_view_is_never_
                                        "verdict": "error", "misconception": None, "message": "",
                                        "answers": None, "unit": None, "inputs": None}],
         "grader": None}
+
+
+# --- the records' JSON text: the same bytes as json's and nbformat's writers, faster -----------
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=5) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=8), inner, max_size=5),
+    max_leaves=40)
+
+
+@given(value=_JSON, sort_keys=st.booleans(), ensure_ascii=st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_indented_json_is_jsons_own_text(value, sort_keys: bool, ensure_ascii: bool) -> None:
+    """``files.dumps_indented``: what ``json.dumps(indent=1)`` writes, byte for byte (results
+    files and notebooks keep their layout), NaN, infinities and any string included."""
+    assert dumps_indented(value, sort_keys=sort_keys, ensure_ascii=ensure_ascii) == \
+        json.dumps(value, indent=1, sort_keys=sort_keys, ensure_ascii=ensure_ascii)
+
+
+def test_indented_json_leaves_what_is_not_plain_json_to_json() -> None:
+    odd = {1: "int key", "x": [1, {None: 2}]}
+    assert dumps_indented(odd) == json.dumps(odd, indent=1)
+    with pytest.raises(TypeError):
+        dumps_indented({"a": object()})
+
+
+def test_an_autograded_notebook_is_nbformats_own_text() -> None:
+    """``store.notebook_text`` writes what ``nbformat.v4.nbjson.writes`` writes: every lesson
+    notebook, and one with outputs of each kind, attachments and transient keys."""
+    import nbformat
+    from nbformat.v4 import nbjson
+
+    from gradtutor.records.store import notebook_text
+
+    books = [nbformat.read(p, as_version=4) for p in sorted((REPO / "notebooks").glob("*.ipynb"))]
+    assert books
+    odd = nbformat.v4.new_notebook(metadata={"signature": "x", "orig_nbformat": 3, "kept": {"a": [1]}})
+    odd.cells = [
+        nbformat.v4.new_markdown_cell("# T\nline\n", attachments={"i.png": {"image/png": "AA==",
+                                                                             "text/plain": "a\nb"}}),
+        nbformat.v4.new_code_cell("x = 1\ny = 2", metadata={"trusted": True, "tags": ["t"]}, outputs=[
+            nbformat.v4.new_output("stream", name="stdout", text="one\ntwo\n"),
+            nbformat.v4.new_output("execute_result", {"text/plain": "3\n4", "image/svg+xml": "<s>\n</s>",
+                                                      "application/json": {"k": "v\nw"}}, execution_count=1),
+            nbformat.v4.new_output("display_data", {"text/html": "<b>\n</b>"}),
+            nbformat.v4.new_output("error", ename="E", evalue="v", traceback=["a\nb"])])]
+    for nb in [*books, odd]:
+        before = json.dumps(nb, sort_keys=True)
+        assert notebook_text(nb) == nbjson.writes(nb)
+        assert json.dumps(nb, sort_keys=True) == before  # the notebook itself left as it was

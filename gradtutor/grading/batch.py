@@ -25,15 +25,17 @@ from tqdm import tqdm
 
 from autograder.contract import Job
 from autograder.sandbox.limits import Limits
-from gradtutor.course import Course, grade_cells, grade_ids
+from gradtutor.course import Course, grade_cells
 from gradtutor.grading import forkserver, torch_uses
 from gradtutor.grading.forkserver import NEEDS_ROOT
+from gradtutor.grading.gather import check_course
+from gradtutor.grading.gather import gather as gather_results
 from gradtutor.grading.profile import OFF, Profile
-from gradtutor.grading.recorder import MAX_BATCH, Recorder
+from gradtutor.grading.recorder import Recorder
 from gradtutor.grading.submission import Submission, find, first_imports, load
 from gradtutor.key import registry
 from gradtutor.key.answer_key import fingerprint, grader_fingerprint, keep_checks
-from gradtutor.records import gradebook, store
+from gradtutor.records import store
 from gradtutor.records.results import SubmissionResult
 
 Group = tuple[str, str]  # (student, assignment)
@@ -64,12 +66,12 @@ def _grade_cli(*, course_dir: Path, assignment: list[str] | None, workers: int, 
     if os.geteuid() != 0 and not gather:
         print(NEEDS_ROOT, file=sys.stderr)
         return 2
-    problem = _check_course(course, assignment)
+    problem = check_course(course, assignment)
     if problem:
         print(f"gradtutor grade: {problem}", file=sys.stderr)
         return 2
     if gather:
-        return _gather(course, assignment, csv)
+        return gather_results(course, assignment, csv)
     try:
         python = forkserver.interpreter(student_python) if sandbox is None else None
     except forkserver.SandboxError as e:
@@ -160,52 +162,6 @@ def _share(groups: dict[Group, list[Submission]], index: int, count: int
     students = sorted({student for student, _ in groups})
     mine = set(students[index::count])
     return {g: subs for g, subs in groups.items() if g[0] in mine}
-
-
-def _gather(course: Course, assignment: list[str] | None, csv: Path | None) -> int:
-    """Write every results file into the gradebook, one process, as sharded runs cannot."""
-    results = store.load_results(course, assignment)
-    sources = {a: course.source_notebooks(a) for a in {r.assignment for r in results}}
-    late = gradebook.LatePenalties(course)
-    with gradebook.open_gradebook(course) as gb, \
-            tqdm(total=len(results), unit="student", desc="gathering", file=sys.stderr,
-                 dynamic_ncols=True) as bar:
-        for start in range(0, len(results), MAX_BATCH):  # one transaction per batch, as grading
-            batch = results[start:start + MAX_BATCH]
-            with gradebook.one_transaction(gb):
-                for result in batch:
-                    names = course.submitted_notebooks(result.student, result.assignment)
-                    store.save_grades(gb, course, result, grade_ids(sources[result.assignment], names),
-                                      late)
-            for result in batch:  # the lateness found, after the commit
-                store.write_result(course, result)
-            bar.update(len(batch))
-    if csv is not None:
-        store.write_csv(csv, store.reconcile(course, results))
-    print(f"Gathered {len(results)} result(s) into {course.gradebook}."
-          + (f" Scores written to {csv}." if csv is not None else ""), file=sys.stderr)
-    return 0
-
-
-def _check_course(course: Course, assignment: list[str] | None) -> str:
-    if not course.submitted.is_dir():
-        return (f"{course.root} has no submitted/ folder. Collect submissions first "
-                "(nbgrader collect), or make a synthetic class with `gradtutor demo-class`.")
-    if not gradebook.exists(course):
-        return (f"{course.root} has no gradebook.db: run `nbgrader generate_assignment "
-                "<assignment>` in the course first.")
-    known = set(course.source_assignments())
-    missing = sorted(set(assignment or []) - known)
-    if missing:
-        return f"no source notebook for {', '.join(missing)} (known: {', '.join(sorted(known))})."
-    in_db = set(gradebook.assignment_names(course))
-    needed = sorted(course.submitted_assignments() & known - in_db)
-    if assignment:
-        needed = [a for a in needed if a in assignment]
-    if needed:
-        return (f"assignment(s) {', '.join(needed)} are not in the gradebook: run "
-                f"`nbgrader generate_assignment {needed[0]}` first.")
-    return ""
 
 
 def _up_to_date(course: Course, group: Group, subs: list[Submission]) -> bool:

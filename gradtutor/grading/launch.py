@@ -20,9 +20,13 @@ from gradtutor.grading.profile import Profile
 
 def grade_cli(*, course_dir: Path, gather: bool = False, profile: bool = False,
               student_python: Path | None = None, **options: Any) -> int:
+    if gather:  # no zygote, no judge: results files into the gradebook
+        from gradtutor.grading.gather import gather_cli
+
+        return gather_cli(course_dir=course_dir, **options)
     prof = Profile(enabled=profile)
     prof.add("start: imports", prof.since_start())
-    sandbox = None if gather else _early_zygote(course_dir, student_python, prof)
+    sandbox = _early_zygote(course_dir, student_python, prof)
     with prof.step("start: judge's imports"):
         # torch, nbformat and nbgrader: seconds to import, while the zygote warms up
         from gradtutor.grading import batch

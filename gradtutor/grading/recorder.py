@@ -58,7 +58,7 @@ from gradtutor.records.results import SubmissionResult
 from gradtutor.records.submissions import Cell, Submission
 
 Group = tuple[str, str]  # (student, assignment)
-MAX_BATCH = 64  # submissions in one gradebook transaction, at most
+MAX_BATCH = gradebook.MAX_BATCH  # submissions in one gradebook transaction, at most
 GATHER_SECONDS = 0.25  # how long the recorder waits for more submissions to store with the first
 PIPE_BYTES = 2**20  # what the loop may write ahead of the recorder before its writer waits
 _STOP = object()
@@ -305,16 +305,33 @@ def serve(first: bytes, inbox: BinaryIO) -> int:
     nothing a library prints can be taken for an answer)."""
     channel = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)
+    where = os.environ.get(CPROFILE_ENV, "")
+    if where:  # stats of the two threads, saved apart: PATH (storing) and PATH.inbox (reading)
+        import cProfile
+
+        sys.setprofile(None)  # a profiler inherited from the grading process (python -m cProfile)
+        storing, reading = cProfile.Profile(), cProfile.Profile()
+        storing.enable()
     start = json.loads(first)
     work = Storing(Course.at(start["course"]), start["assignments"],
                    Limits.from_json(start["limits"]), to_gradebook=start["to_gradebook"] is True,
                    profile=Profile(enabled=start["profile"] is True), channel=channel,
                    references=[str(r) for r in start["references"]])
-    threading.Thread(target=work.receive, args=(inbox,), name="gradtutor-recorder-inbox",
-                     daemon=True).start()
+    receive = work.receive if not where else lambda inbox: reading.runcall(work.receive, inbox)
+    inbox_thread = threading.Thread(target=receive, args=(inbox,), name="gradtutor-recorder-inbox",
+                                    daemon=True)
+    inbox_thread.start()
     work.run()
+    if where:
+        storing.disable()
+        inbox_thread.join(timeout=5)
+        storing.dump_stats(where)
+        reading.dump_stats(where + ".inbox")
     work.send_profile()
     return 0
+
+
+CPROFILE_ENV = "GRADTUTOR_RECORDER_CPROFILE"  # a path: the recorder's cProfile stats (a benchmark's)
 
 
 class Storing:
@@ -370,6 +387,8 @@ class Storing:
         self._may_open.wait()
         try:
             with self.profile.step("start: gradebook open"):
+                if self.to_gradebook:  # this process never serves Jupyter
+                    gradebook.without_server_extensions()
                 book = gradebook.open_gradebook(self.course) if self.to_gradebook else None
                 late = gradebook.LatePenalties(self.course) if self.to_gradebook else None
             self.profile.mark("gradebook opened")
@@ -452,24 +471,12 @@ class Storing:
 
     def _save(self, judged: list[_Judged], book: Any, late: Any) -> list[_Judged]:
         """Into the gradebook: the batch in one transaction, or, when that fails, each alone."""
-        if not judged:
-            return []
-        try:
-            with self.profile.step("gradebook"), gradebook.one_transaction(book):
-                store.save_all_grades(book, self.course, [(j.result, j.notebooks) for j in judged],
+        with self.profile.step("gradebook"):
+            failed = store.save_batch(book, self.course, [(j.result, j.notebooks) for j in judged],
                                       late)
-            return judged
-        except Exception:
-            pass
-        saved = []
-        for j in judged:
-            try:
-                with self.profile.step("gradebook"), gradebook.one_transaction(book):
-                    store.save_all_grades(book, self.course, [(j.result, j.notebooks)], late)
-                saved.append(j)
-            except Exception as e:
-                self.answer(j.group, _failed("storing", e))
-        return saved
+        for index, e in failed.items():
+            self.answer(judged[index].group, _failed("storing", e))
+        return [j for index, j in enumerate(judged) if index not in failed]
 
     def _judge(self, group: Group, done: list[Finished]) -> _Judged | str:
         """Score one student's assignment and write its autograded notebooks; the reason it is

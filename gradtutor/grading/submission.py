@@ -13,6 +13,7 @@ a grader needs are kept, so no nesting or size inside it reaches the rest of the
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 from collections.abc import Iterator
@@ -142,8 +143,9 @@ def _cell(c: Any) -> dict:
     if not isinstance(c, dict):
         raise Unreadable("A cell of the notebook is malformed (not an object).")
     source = c.get("source", "")
-    if isinstance(source, list) and all(isinstance(line, str) for line in source):
-        source = "".join(source)
+    if isinstance(source, list):
+        with contextlib.suppress(TypeError):  # a list of lines: str.join checks each is a string
+            source = "".join(source)
     if not isinstance(source, str):
         raise Unreadable("A cell of the notebook is malformed (no text source).")
     return {"cell_type": c.get("cell_type") if isinstance(c.get("cell_type"), str) else "raw",

@@ -33,6 +33,7 @@ from gradtutor.course import Course
 from gradtutor.records.submissions import submitted_at
 
 Key = tuple[str, str, str]  # (student, assignment, grade cell id)
+MAX_BATCH = 64  # submissions in one gradebook transaction, at most (grading and --gather)
 
 
 # --- reading: plain SQL over a read-write connection ---------------------------------------------
@@ -189,6 +190,26 @@ def scores(course: Course) -> dict[Key, float | None]:
 
 # --- writing: nbgrader's API ----------------------------------------------------------------------
 
+def without_server_extensions() -> None:
+    """In a process that only writes the gradebook (the recorder's): nbgrader's package
+    registered without running its ``__init__``, which imports its four Jupyter server
+    extensions (jupyter_server, tornado: about 0.4 s of CPU, half of importing
+    ``nbgrader.api``). Its api, utils, preprocessors and plugins import as they would; only
+    the package's server-extension hooks are missing. Nothing when nbgrader is imported."""
+    import importlib.util
+    import sys
+
+    if "nbgrader" in sys.modules:
+        return
+    spec = importlib.util.find_spec("nbgrader")
+    if spec is None or spec.submodule_search_locations is None:
+        return
+    sys.modules["nbgrader"] = importlib.util.module_from_spec(spec)  # not executed
+    from nbgrader._version import __version__
+
+    sys.modules["nbgrader"].__version__ = __version__
+
+
 def open_gradebook(course: Course) -> Any:
     """nbgrader's Gradebook of the course, under the course id its assignments have."""
     from nbgrader.api import Gradebook  # seconds to import: see the module's docstring
@@ -213,10 +234,20 @@ class LatePenalties:
     submission whose auto scores are stored: the same penalty ``nbgrader autograde`` gives."""
 
     def __init__(self, course: Course) -> None:
-        from nbgrader.preprocessors import AssignLatePenalties  # seconds: see the module's docstring
+        self.config = nbgrader_config(course)  # read now: a broken file fails the run's start
+        self._step: Any = None
 
-        self.step = AssignLatePenalties(config=nbgrader_config(course))
-        self.step.init_plugin()
+    @property
+    def step(self) -> Any:
+        """Made for the first late submission: nbgrader's preprocessors (nbclient, nbconvert)
+        are imported then, not by every run."""
+        if self._step is None:
+            from nbgrader.preprocessors import AssignLatePenalties  # seconds: see the module's docstring
+
+            step = AssignLatePenalties(config=self.config)
+            step.init_plugin()
+            self._step = step
+        return self._step
 
     def apply(self, gb: Any, submission: Any) -> dict[str, float]:
         seconds = float(submission.total_seconds_late or 0)
@@ -239,12 +270,6 @@ class LatePenalties:
 Points = dict[str, tuple[str, float]]  # grade id -> (verdict, points)
 
 
-def save_grades(gb: Any, course: Course, student: str, assignment: str, points: Points,
-                notebooks: dict[str, list[str]], late: LatePenalties | None = None) -> dict[str, float]:
-    """``save_all`` of one submission."""
-    return save_all(gb, course, [(student, assignment, points, notebooks)], late)[0]
-
-
 def save_all(gb: Any, course: Course, batch: list[tuple[str, str, Points, dict[str, list[str]]]],
              late: LatePenalties | None = None) -> list[dict[str, float]]:
     """For each (student, assignment, points, notebooks): create student and submission as
@@ -257,16 +282,19 @@ def save_all(gb: Any, course: Course, batch: list[tuple[str, str, Points, dict[s
     The rows the batch reads are loaded first, a few queries for all of it: its students,
     its existing submissions with their notebooks and grades, and the assignments' notebooks
     and cells, held here because the session's identity map keeps only what is referenced
-    (each grade's name is its cell's). nbgrader's own calls do the rest: a student or a
-    submission not there yet, or a submission whose timestamp changed.
+    (each grade's name is its cell's). The students and submissions not there yet are made
+    as nbgrader's ``add_student`` and ``add_submission`` make them, all in one flush
+    (``_add_new``); nbgrader's own call updates a submission whose timestamp changed.
     """
     late = late or LatePenalties(course)
     known = _batch_rows(gb, {(s, a) for s, a, _, _ in batch})
+    stamps = {(s, a): submitted_at(course, s, a) for s, a, _, _ in batch}
     out = []
     with gb.db.no_autoflush:  # one flush for the batch, at the commit (nbgrader's calls flush)
+        _add_new(gb, [pair for pair in stamps if pair not in known.submissions], stamps, known)
         for student, assignment, points, notebooks in batch:
-            submission = _submission(gb, course, student, assignment, known)
-            kept = _set_scores(submission, points, notebooks)
+            submission = _submission(gb, student, assignment, stamps[(student, assignment)], known)
+            kept = _set_scores(submission, points, notebooks, known.cell_names)
             out.append({**late.apply(gb, submission), "manual_grades": kept})
     gb.db.commit()
     return out
@@ -277,6 +305,7 @@ class _Rows:
     students: set[str]
     submissions: dict[tuple[str, str], Any]  # (student, assignment) -> SubmittedAssignment
     held: list[Any]  # the assignments' notebooks and cells, referenced while the batch runs
+    cell_names: dict[str, str]  # cell id -> its name (a new grade's ``name`` needs a flush)
 
 
 def _batch_rows(gb: Any, pairs: set[tuple[str, str]]) -> _Rows:
@@ -286,42 +315,91 @@ def _batch_rows(gb: Any, pairs: set[tuple[str, str]]) -> _Rows:
     ids = sorted({s for s, _ in pairs})
     names = sorted({a for _, a in pairs})
     db = gb.db
-    held = [*db.query(Notebook).join(Assignment).filter(Assignment.name.in_(names)),
-            *db.query(BaseCell).join(Notebook).join(Assignment).filter(Assignment.name.in_(names))]
+    cells = db.query(BaseCell).join(Notebook).join(Assignment).filter(Assignment.name.in_(names)).all()
+    held = [*db.query(Notebook).join(Assignment).filter(Assignment.name.in_(names)), *cells]
     students = {row[0] for row in db.query(Student.id).filter(Student.id.in_(ids))}
     found = (db.query(SubmittedAssignment, Assignment.name).join(Assignment)
              .filter(Assignment.name.in_(names), SubmittedAssignment.student_id.in_(ids))
              .options(selectinload(SubmittedAssignment.notebooks)
                       .selectinload(SubmittedNotebook.grades)))
     return _Rows(students, {(sub.student_id, name): sub for sub, name in found
-                            if (sub.student_id, name) in pairs}, held)
+                            if (sub.student_id, name) in pairs}, held, {c.id: c.name for c in cells})
 
 
-def _submission(gb: Any, course: Course, student: str, assignment: str, known: _Rows) -> Any:
-    """The student's SubmittedAssignment, as ``update_or_create_submission`` leaves it."""
+def _add_new(gb: Any, pairs: list[tuple[str, str]], stamps: dict[tuple[str, str], datetime | None],
+             known: _Rows) -> None:
+    """Each (student, assignment) with no submission yet: the student (when new) and the
+    submission with a notebook, grades and comments mirroring the assignment's, made as
+    nbgrader's ``add_student`` and ``add_submission`` make them (the same rows), flushed with
+    the batch's scores at its commit: each row inserted once, scored (nbgrader's calls flush
+    each submission, then update each grade: most of a new class's gradebook time). With an
+    authenticator, which must hear of each student, nbgrader's own calls."""
+    if not pairs:
+        return
+    from nbgrader.api import Assignment, Comment, Grade, Student, SubmittedAssignment, SubmittedNotebook
     from nbgrader.utils import parse_utc
 
-    stamp = submitted_at(course, student, assignment)
-    found = known.submissions.get((student, assignment))
-    if found is not None and (stamp is None or found.timestamp == parse_utc(stamp)):
+    db = gb.db
+    if gb.authenticator is not None:
+        for student, name in pairs:
+            if student not in known.students:
+                gb.update_or_create_student(student)
+                known.students.add(student)
+            stamp = stamps[(student, name)]
+            known.submissions[(student, name)] = gb.update_or_create_submission(
+                name, student, **({} if stamp is None else {"timestamp": stamp}))
+        return
+    assignments = {a.name: a for a in db.query(Assignment).filter(
+        Assignment.name.in_(sorted({name for _, name in pairs})))}
+    people = {p.id: p for p in db.query(Student).filter(
+        Student.id.in_(sorted({student for student, _ in pairs})))}
+    for student, name in pairs:
+        if student not in people:  # add_student
+            people[student] = Student(id=student)
+            db.add(people[student])
+            known.students.add(student)
+        if name not in assignments:
+            raise LookupError(f"no assignment {name!r} in the gradebook")
+        stamp = stamps[(student, name)]
+        submission = SubmittedAssignment(  # add_submission, line for line
+            assignment=assignments[name], student=people[student],
+            **({} if stamp is None else {"timestamp": parse_utc(stamp)}))
+        for notebook in submission.assignment.notebooks:
+            nb = SubmittedNotebook(notebook=notebook, assignment=submission)
+            for grade_cell in notebook.grade_cells:
+                Grade(cell_id=grade_cell.id, notebook=nb)
+            for solution_cell in notebook.solution_cells:
+                Comment(cell_id=solution_cell.id, notebook=nb)
+            for task_cell in notebook.task_cells:
+                Comment(cell_id=task_cell.id, notebook=nb)
+                Grade(cell_id=task_cell.id, notebook=nb)
+        db.add(submission)
+        known.submissions[(student, name)] = submission
+
+
+def _submission(gb: Any, student: str, assignment: str, stamp: datetime | None, known: _Rows) -> Any:
+    """The student's SubmittedAssignment (in ``known``: ``_add_new`` made the new ones), as
+    ``update_or_create_submission`` leaves it."""
+    from nbgrader.utils import parse_utc
+
+    found = known.submissions[(student, assignment)]
+    if stamp is None or found.timestamp == parse_utc(stamp):
         return found  # nbgrader's update would set nothing that changes
-    if student not in known.students:
-        gb.update_or_create_student(student)
-        known.students.add(student)
-    # nbgrader's add_submission walks relations before adding its row
-    return gb.update_or_create_submission(assignment, student,
-                                          **({} if stamp is None else {"timestamp": stamp}))
+    return gb.update_or_create_submission(assignment, student, timestamp=stamp)
 
 
-def _set_scores(submission: Any, points: Points, notebooks: dict[str, list[str]]) -> int:
-    """Each grade's auto score; how many manual grades are kept over it."""
+def _set_scores(submission: Any, points: Points, notebooks: dict[str, list[str]],
+                cell_names: dict[str, str]) -> int:
+    """Each grade's auto score; how many manual grades are kept over it. A grade's cell is
+    named by ``cell_names`` (a grade not flushed yet has no ``cell`` to name it)."""
     kept = 0  # manual grades from the formgrader: nbgrader keeps them over the auto score
     for notebook in submission.notebooks:  # the submission's own rows, loaded with it
         grade_ids = set(notebooks.get(notebook.name, ()))
         for grade in notebook.grades:
-            if grade.name not in grade_ids:
+            name = cell_names.get(grade.cell_id) or grade.name
+            if name not in grade_ids:
                 continue
-            entry = points.get(grade.name)
+            entry = points.get(name)
             grade.auto_score = None if entry is None or entry[0] == "manual" else float(entry[1])
             grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
             kept += grade.manual_score is not None
@@ -331,7 +409,7 @@ def _set_scores(submission: Any, points: Points, notebooks: dict[str, list[str]]
 @contextmanager
 def one_transaction(gb: Any) -> Iterator[None]:
     """The block's writes as one transaction: nbgrader's ``update_or_create_*`` (and
-    ``save_grades``) commit on their own, several times a submission; inside the block their
+    ``save_all``) commit on their own, several times a submission; inside the block their
     commits only flush, the block commits once at its end, and anything that fails in it rolls
     the whole block back (nothing of it is stored)."""
     session = gb.db  # nbgrader's scoped session: this thread's

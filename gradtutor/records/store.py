@@ -15,9 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from nbformat.notebooknode import NotebookNode, from_dict
-from nbformat.v4 import nbjson
-
 from autograder.feedback import as_text, misconception_line
 from autograder.judge import answer_names, redact
 from gradtutor.course import Course
@@ -25,7 +22,7 @@ from gradtutor.key import misconceptions, registry
 from gradtutor.key.answer_key import reference
 from gradtutor.nbcells import grade_id
 from gradtutor.records import gradebook, sheet
-from gradtutor.records.files import MAX_NOTEBOOK_BYTES, read_beneath, write_atomic
+from gradtutor.records.files import MAX_NOTEBOOK_BYTES, dumps_indented, read_beneath, write_atomic
 from gradtutor.records.results import ExerciseResult, SubmissionResult, read_result
 from gradtutor.records.submissions import Cell, Submission, submission_secret, submitted_at
 
@@ -35,7 +32,7 @@ CSV_COLUMNS = ("student", "assignment", "exercise", "points", "max_points", "ver
 
 def write_result(course: Course, result: SubmissionResult) -> Path:
     path = course.results_path(result.assignment, result.student)
-    write_atomic(path, json.dumps(result.to_json(), indent=1).encode())
+    write_atomic(path, dumps_indented(result.to_json()).encode())  # json.dumps(indent=1)
     return path
 
 
@@ -49,7 +46,7 @@ def load_results(course: Course, assignments: list[str] | None = None, *,
             continue
         try:
             result = read_result(json.loads(p.read_text()), student=p.stem, assignment=p.parent.name)
-        except (OSError, ValueError, RecursionError):
+        except (OSError, ValueError, RecursionError, OverflowError):  # OverflowError: a huge int
             result = None
         if result is not None:
             out.append(result)
@@ -68,25 +65,45 @@ def write_csv(path: Path, results: list[SubmissionResult]) -> None:
 
 def save_grades(gb: Any, course: Course, result: SubmissionResult, notebooks: dict[str, list[str]],
                 late: gradebook.LatePenalties | None = None) -> None:
-    """The result's auto scores into the gradebook (``gradebook.save_grades``); the lateness
-    and the count of kept manual grades onto the result."""
-    points = {e.id: (e.verdict, e.points) for e in result.exercises}
-    saved = gradebook.save_grades(gb, course, result.student, result.assignment, points,
-                                  notebooks, late)
-    result.seconds_late, result.penalty = saved["seconds_late"], saved["penalty"]
-    result.manual_grades = int(saved["manual_grades"])
+    """``save_all_grades`` of one result."""
+    save_all_grades(gb, course, [(result, notebooks)], late)
 
 
 def save_all_grades(gb: Any, course: Course,
                     batch: list[tuple[SubmissionResult, dict[str, list[str]]]],
                     late: gradebook.LatePenalties | None = None) -> None:
-    """``save_grades`` of each (result, its notebooks' grade cells), in one ``gradebook.save_all``."""
+    """Each result's auto scores into the gradebook (``gradebook.save_all``: each result with
+    its notebooks' grade cells); the lateness and the count of kept manual grades onto each
+    result."""
     saved = gradebook.save_all(gb, course, [(r.student, r.assignment, {e.id: (e.verdict, e.points)
                                                                          for e in r.exercises}, nbs)
                                             for r, nbs in batch], late)
     for (result, _), lateness in zip(batch, saved, strict=True):
         result.seconds_late, result.penalty = lateness["seconds_late"], lateness["penalty"]
         result.manual_grades = int(lateness["manual_grades"])
+
+
+def save_batch(gb: Any, course: Course, batch: list[tuple[SubmissionResult, dict[str, list[str]]]],
+               late: gradebook.LatePenalties | None = None) -> dict[int, Exception]:
+    """``save_all_grades`` of the batch in one transaction; when that fails, of each result
+    alone, so one failure costs one result. The ones not stored, by their index in ``batch``,
+    with the exception that stopped them."""
+    if not batch:
+        return {}
+    try:
+        with gradebook.one_transaction(gb):
+            save_all_grades(gb, course, batch, late)
+        return {}
+    except Exception:
+        pass
+    failed: dict[int, Exception] = {}
+    for index, item in enumerate(batch):
+        try:
+            with gradebook.one_transaction(gb):
+                save_all_grades(gb, course, [item], late)
+        except Exception as e:
+            failed[index] = e
+    return failed
 
 
 def now_iso() -> str:
@@ -96,14 +113,14 @@ def now_iso() -> str:
 # --- autograded notebooks: what the formgrader and `nbgrader generate_feedback` read -----------
 
 def autograded_notebook(cells: list[Cell], source: Any, result: SubmissionResult,
-                        errors: dict[int, str] | None = None) -> NotebookNode:
+                        errors: dict[int, str] | None = None) -> dict[str, Any]:
     """The sanitised cells, nbgrader metadata from source, each grade cell showing its verdict,
     misconception, hint and points, each cell that raised the name of its error (``errors``:
     cell index -> exception name, as the sandbox reported it), for the formgrader's view.
 
-    Built as plain nbformat-4 dicts: nbformat's ``new_*_cell`` validate every cell against the
-    JSON schema, which cost the single-threaded parent 40 ms per notebook. The shape is checked
-    once, in the tests, with ``nbformat.validate``.
+    Built as plain nbformat-4 dicts, never NotebookNodes: nbformat's ``new_*_cell`` validate
+    every cell against the JSON schema (40 ms per notebook), and ``from_dict`` copies every
+    node (1 ms). The shape is checked once, in the tests, with ``nbformat.validate``.
     """
     meta = {grade_id(c): c.metadata for c in source.cells if grade_id(c)}
     by_id = {e.id: e for e in result.exercises}
@@ -121,7 +138,7 @@ def autograded_notebook(cells: list[Cell], source: Any, result: SubmissionResult
                 new["outputs"] = [{"output_type": "error", "ename": errors[index], "evalue": "",
                                    "traceback": [f"{errors[index]} (raised when the grader ran this cell)"]}]
         out.append(new)
-    return from_dict({"cells": out, "metadata": source.metadata, "nbformat": 4, "nbformat_minor": 5})
+    return {"cells": out, "metadata": source.metadata, "nbformat": 4, "nbformat_minor": 5}
 
 
 def grade_outputs(entry: ExerciseResult) -> list[dict]:
@@ -150,7 +167,7 @@ def update_autograded(course: Course, result: SubmissionResult) -> int:
                 cell["outputs"] = grade_outputs(by_id[gid])
                 count += 1
         if count:  # nbformat's own layout (nbjson.writes), without building NotebookNodes
-            write_atomic(path, (json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False)
+            write_atomic(path, (dumps_indented(nb, sort_keys=True, ensure_ascii=False)
                                 + "\n").encode())
             changed += count
     return changed
@@ -179,9 +196,47 @@ def hint_for(exercise_id: str, misconception: str) -> str | None:
     return None if hint is None else redact(hint, answer_names(ex.kind, reference(exercise_id, 0)))
 
 
-def write_autograded(course: Course, sub: Submission, nb: NotebookNode) -> None:
+def notebook_text(nb: dict) -> str:
+    """``nbformat.v4.nbjson.writes(nb)``, the same text, without its deep copy of the notebook
+    and its pure-Python indented encoding (most of the recorder's time per notebook): the
+    transient keys left out and multi-line strings split into lines on shallow copies of
+    what changes (``nbformat.v4.rwbase.split_lines`` and ``strip_transient``), then
+    ``files.dumps_indented``. Never validated: see ``autograded_notebook``."""
+    out = {**nb, "metadata": {k: v for k, v in nb["metadata"].items()
+                              if k not in ("orig_nbformat", "orig_nbformat_minor", "signature")}}
+    out["cells"] = [_split_cell(cell) for cell in nb["cells"]]
+    return dumps_indented(out, sort_keys=True, ensure_ascii=False)
+
+
+def _split_cell(cell: dict) -> dict:
+    cell = {**cell}
+    if "trusted" in cell["metadata"]:
+        cell["metadata"] = {k: v for k, v in cell["metadata"].items() if k != "trusted"}
+    if isinstance(cell.get("source"), str):
+        cell["source"] = cell["source"].splitlines(True)
+    if "attachments" in cell:
+        cell["attachments"] = {k: _split_bundle(v) for k, v in cell["attachments"].items()}
+    if cell["cell_type"] == "code":
+        outputs = []
+        for output in cell["outputs"]:
+            if output["output_type"] in ("execute_result", "display_data") and "data" in output:
+                output = {**output, "data": _split_bundle(output["data"])}
+            elif output["output_type"] == "stream" and isinstance(output["text"], str):
+                output = {**output, "text": output["text"].splitlines(True)}
+            outputs.append(output)
+        cell["outputs"] = outputs
+    return cell
+
+
+def _split_bundle(data: dict) -> dict:
+    return {k: v.splitlines(True) if isinstance(v, str) and
+            (k.startswith("text/") or k in ("application/javascript", "image/svg+xml")) else v
+            for k, v in data.items()}
+
+
+def write_autograded(course: Course, sub: Submission, nb: dict[str, Any]) -> None:
     folder = course.autograded_dir(sub.student, sub.assignment)
-    write_atomic(folder / f"{sub.notebook}.ipynb", nbjson.writes(nb).encode())  # no re-validation
+    write_atomic(folder / f"{sub.notebook}.ipynb", notebook_text(nb).encode())
     stamp = submitted_at(course, sub.student, sub.assignment)
     if stamp is not None:  # the parsed time, written anew: never the submitted file's bytes
         write_atomic(folder / "timestamp.txt", f"{stamp.isoformat(sep=' ')}\n".encode())
