@@ -52,6 +52,7 @@ from itertools import repeat  # noqa: E402
 from types import ModuleType  # noqa: E402
 from typing import Any  # noqa: E402
 
+from autograder import byhand  # noqa: E402 - light: it imports torch only when a guard is built
 from autograder.sandbox import walks as torch_walks  # noqa: E402 - light: torch loads in the walks
 
 # Modules a student's answer cell may import, loaded once here so that children do not each pay
@@ -339,8 +340,6 @@ class Snapshot:
 
     def __init__(self) -> None:
         import torch
-
-        from autograder import byhand
 
         byhand.guard_classes()  # built lazily elsewhere: built now, so their entries are kept
         mods = [m for name, m in sys.modules.items()

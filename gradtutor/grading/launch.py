@@ -21,7 +21,7 @@ from gradtutor.grading.profile import Profile
 def grade_cli(*, course_dir: Path, gather: bool = False, profile: bool = False,
               student_python: Path | None = None, **options: Any) -> int:
     if gather:  # no zygote, no judge: results files into the gradebook
-        from gradtutor.grading.gather import gather_cli
+        from gradtutor.grading.gather import gather_cli  # here: a grading run never loads it
 
         return gather_cli(course_dir=course_dir, **options)
     prof = Profile(enabled=profile)
