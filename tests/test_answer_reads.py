@@ -5,6 +5,7 @@ the thresholds are put back whatever the answer does (#28)."""
 from __future__ import annotations
 
 import gc
+import sys
 
 import pytest
 
@@ -61,6 +62,32 @@ def test_the_garbage_of_a_read_is_freed_by_young_collections(collections) -> Non
     assert all(g != 2 for g, _ in collections), collections  # no full collection in between
     # a few passes over ~3,000,000 objects (the default thresholds would make thousands)
     assert len(collections) <= 10, len(collections)
+
+
+# a function answer whose few objects hold memory (an engine on tensors): each call leaves one
+# object in a cycle behind and says how many of the earlier calls' are still alive
+FEW_BIG = """import sys, weakref
+def make(k):
+    class Holder:
+        pass
+    seen = sys.__dict__.setdefault("_gradtutor_test_seen", [])
+    held = Holder()
+    held.data, held.me = bytearray(k), held  # a cycle: only the collector frees it
+    alive = sum(ref() is not None for ref in seen)
+    seen.append(weakref.ref(held))
+    return alive
+"""
+
+
+def test_each_variant_s_garbage_is_freed_before_the_next_variant_runs() -> None:
+    """A few objects far under the threshold's million may hold much memory: each variant's
+    cycles are collected before the next variant runs, so a read holds one variant's at most."""
+    gc.collect()
+    try:
+        got = _read(FEW_BIG, ("k = 1_000_000", "k = 2_000_000", "k = 3_000_000"))
+    finally:
+        sys.__dict__.pop("_gradtutor_test_seen", None)
+    assert [a.get("v") for a in got] == [0, 0, 0]
 
 
 def test_the_thresholds_are_put_back_after_a_read() -> None:
