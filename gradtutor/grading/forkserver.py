@@ -498,7 +498,10 @@ class Sandbox:
             self._kill(run)  # one of its processes went over the submission's memory: all go
             run.status = -1
         if run.status is None and run.pid in self.exited:
-            # init has exited, so the kernel has killed its whole namespace (as root)
+            # init has exited, so the kernel has killed its whole namespace (as root); what it
+            # wrote before is in the pipe, maybe not read yet (its "done" and its exit can arrive
+            # between one read and the zygote's word): read first, then judge how it ended
+            _drain(run, sel)
             run.status = self.exited.pop(run.pid)
             out_of_memory = self._out_of_memory(run)
             self._end(run)
@@ -605,6 +608,15 @@ def _cpu_seconds(pid: int) -> float | None:
 
 def _readable(sock: socket.socket, timeout: float) -> bool:
     return bool(select.select([sock], [], [], timeout)[0])
+
+
+def _drain(run: _Running, sel: selectors.BaseSelector) -> None:
+    """Everything already in ``run``'s pipe read (bounded as ever by ``MAX_OUTPUT_BYTES``)."""
+    while not run.eof:
+        before = run.received
+        _read(run, sel)
+        if run.received == before:
+            return
 
 
 def _read(run: _Running, sel: selectors.BaseSelector) -> None:
