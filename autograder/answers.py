@@ -228,7 +228,7 @@ def _read_all(spec: AnswerSpec, ns: dict[str, Any], history: list[str], value: A
                 answers.append(at_params(spec, ns, source, spec.setups[0]))
             else:
                 answers.append(read_shown(spec, ns, value))
-            _collect(0)  # its garbage, before the next variant makes its own (see below)
+            _collect(0)  # its garbage, before the next variant makes its own (READ_GC_THRESHOLD)
         if answers[0].get("why") == "no_variable" and cell_errors and source in cell_errors:
             answers[0] = {"t": "missing", "why": "answer_cell_raised", "error": cell_errors[source]}
         for setup in spec.setups[1:]:
