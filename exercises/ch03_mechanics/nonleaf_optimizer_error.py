@@ -26,7 +26,10 @@ def analytic(vals: list[float]) -> str:
     return "never_updated"
 
 
-MESSAGE = message_of(_snippet([0.5, -1.5, 2.0]))
+def message() -> str:
+    """What torch raises at the shown values. Built when the prompt is written, not when the unit
+    loads: torch's first optimizer imports torch._dynamo, 1.5-2 s the judge has no use for."""
+    return message_of(_snippet([0.5, -1.5, 2.0]))
 
 EXERCISE = Exercise(
     title="Handing a non-leaf to an optimizer: what the error protects",
@@ -36,7 +39,7 @@ w = torch.tensor({{vals}}, requires_grad=True).double()
 opt = torch.optim.SGD([w], lr=0.1)
 ```
 
-The second line raises `""" + MESSAGE + r"""`. What would go wrong if the optimizer accepted
+The second line raises `{{message|pretty}}`. What would go wrong if the optimizer accepted
 `w`? Pick the answer from the table and bind its key (a string) to `nonleaf_protects`.
 
 """ + table() + "\n",
@@ -53,6 +56,7 @@ with warnings.catch_warnings():
 nonleaf_protects = "never_updated" if never_filled else None""",
     kind=KIND,
     params={"vals": [0.5, -1.5, 2.0]},
+    prompt_fields={"message": message},
     hidden=({"vals": [1.0, 2.0]},),
     draw=lambda rng: {"vals": [rng.uniform(-3, 3) for _ in range(rng.randint(1, 4))]},
     reference=reference,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.byhand import REFUSALS
@@ -111,6 +111,9 @@ class Exercise:
     # torch altogether (TORCH) refused, wherever the grader calls it (autograder.byhand.guarded)
     refuse: str = ""
     regions: tuple[Region, ...] = ()  # branches the values must reach (see Region)
+    # prompt fields run when the prompt is written, not when the unit is loaded: what torch
+    # prints (an error message) can take seconds to produce, and the judge never reads a prompt
+    prompt_fields: dict[str, Callable[[], Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.refuse not in REFUSALS:
@@ -149,7 +152,8 @@ class Exercise:
         return fill(self.setup, params, code=True)
 
     def prompt_text(self, params: Params | None = None) -> str:
-        return fill(self.prompt, params or self.params, code=False)
+        computed = {name: make() for name, make in self.prompt_fields.items()}
+        return fill(self.prompt, {**(params or self.params), **computed}, code=False)
 
     def starter(self) -> str:
         if self.placeholder is not None:
