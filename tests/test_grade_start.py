@@ -8,7 +8,8 @@ loads before its first fork only the lesson imports of the first children's chap
 import of the runtime), the others' between forks (never before the first fork), each walk
 followed by a fresh guard; the recorder's gradebook transaction is all or nothing; the child's
 profile figures are read like any other message from the sandbox; the judge's fast comparison
-of small tensors gives torch's verdicts.
+of small tensors gives torch's verdicts; the zygote warms up with the garbage collector off and
+every child collects; loading the exercise units runs no costly torch path.
 """
 
 from __future__ import annotations
@@ -205,6 +206,21 @@ def test_second_run_computes_no_reference_and_the_zygote_starts_first() -> None:
     assert again["submissions"] == 2 and again["child"]["child: cells"]["count"] == 2
 
 
+def test_loading_every_unit_runs_no_costly_torch_path_until_a_prompt_is_written() -> None:
+    """The judge's process loads every unit of a course it grades. A unit that ran torch at
+    import to show what torch prints (an optimizer's refusal first imports torch._dynamo: 1.5 s)
+    cost each such process that much; the message is now made when the prompt is written."""
+    probe = ("import sys\n"
+             "from gradtutor.key import registry\n"
+             "units = [registry.get(i) for i in registry.ids()]\n"
+             "loaded = 'torch._dynamo' in sys.modules\n"
+             "prompt = registry.get('nonleaf_optimizer_error').prompt_text()\n"
+             "print(loaded, 'torch._dynamo' in sys.modules, prompt.count('can\\'t optimize'))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True", "1"]
+    assert "{{" not in registry.get("nonleaf_optimizer_error").prompt_text()
+
+
 def _notebook(*sources: str, solution: str = "") -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
     if solution:
@@ -314,6 +330,24 @@ def test_later_chapters_imports_load_after_ready_and_reach_later_children() -> N
         assert ops.index("ready") < ops.index("forked") < ops.index("imported")
         assert _clean(sandbox, "import sys\nassert 'xml.dom.minidom' in sys.modules")
         assert not _clean(sandbox, "import sys\nassert 'xml.dom.pulldom' in sys.modules")  # control
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's children need root")
+def test_children_collect_garbage_though_the_zygote_warms_up_without_collecting() -> None:
+    """The zygote turns the collector off while it imports and walks (a tenth of its start-up):
+    every child, forked before a walk or after one, must have it on again, or a student's
+    cycles would never be freed."""
+    collecting = "import gc\nassert gc.isenabled() and gc.get_freeze_count() > 100_000"
+    with Sandbox(limits=Limits(), course_dir=None, imports=None, walks_told=True) as sandbox:
+        sandbox.send_imports([])
+        sandbox.wait_ready()
+        assert _clean(sandbox, collecting)
+        assert not _clean(sandbox, "import gc\nassert not gc.isenabled()")  # control
+        sandbox.send_walks(["gradcheck"])
+        walked = sandbox._await(lambda m: m.get("op") == "walked", 120, "walk")
+        assert walked["walk"] == "walk_gradcheck"
+        assert _clean(sandbox, collecting)
 
 
 @pytest.mark.slow
