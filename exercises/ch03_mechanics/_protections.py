@@ -3,7 +3,8 @@ protect you from?" exercises (chapters 3, 4 and 6).
 
 Each exercise runs its snippet in torch, reads the exception's message, and maps it to the
 hazard the check exists for. The keys are the answers a student picks; the prompt shows the
-table below and the message torch actually printed (computed at import, never typed).
+table below and the message torch actually printed (run, never typed: at import, or, where
+running it costs seconds, when the prompt is written: ``Exercise.prompt_fields``).
 """
 
 from __future__ import annotations
