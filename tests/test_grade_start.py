@@ -335,9 +335,9 @@ def test_later_chapters_imports_load_after_ready_and_reach_later_children() -> N
 @pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's children need root")
 def test_children_collect_garbage_though_the_zygote_warms_up_without_collecting() -> None:
-    """The zygote turns the collector off while it imports and walks (a tenth of its start-up):
-    every child, forked before a walk or after one, must have it on again, or a student's
-    cycles would never be freed."""
+    """The zygote turns the collector off while it imports and walks (a tenth to a fifth of its
+    warm-up): every child, forked before a walk or after one, must have it on again, or a
+    student's cycles would never be freed."""
     collecting = "import gc\nassert gc.isenabled() and gc.get_freeze_count() > 100_000"
     with Sandbox(limits=Limits(), course_dir=None, imports=None, walks_told=True) as sandbox:
         sandbox.send_imports([])
