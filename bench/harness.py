@@ -238,3 +238,24 @@ def compare_scores(stock: dict, ours: dict, pairs: set[tuple[str, str]]
         elif a != b and not (isinstance(a, float) and isinstance(b, float) and abs(a - b) < 1e-6):
             diffs.append(f"{'/'.join(key)}: nbgrader {a}, gradtutor {b}")
     return diffs, ungraded
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """What the course's own work allows against stock nbgrader (#28's "which step holds it")."""
+
+    ratio_at_floor: float  # the ratio of a grader with no cost beyond the floor, on ``workers`` cores
+    cores_at_floor: float  # cores such a grader would need for ``target``
+    cores_as_measured: float  # cores the measured grader (its CPU per submission) would need
+    target: float
+
+
+def ceiling(*, stock_s: float, floor_s: float, cpu_s: float, workers: int,
+            target: float = 100) -> Ceiling:
+    """``stock_s``: stock nbgrader's wall seconds per submission, serially; ``floor_s``: the
+    floor's seconds per submission in one process; ``cpu_s``: the grader's CPU seconds per
+    submission, every process. A grader cannot beat the floor shared by its cores, so
+    ``stock_s / (floor_s / workers)`` bounds its ratio whatever it does besides."""
+    return Ceiling(ratio_at_floor=stock_s * workers / floor_s,
+                   cores_at_floor=target * floor_s / stock_s,
+                   cores_as_measured=target * cpu_s / stock_s, target=target)
